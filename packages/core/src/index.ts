@@ -1,0 +1,46 @@
+/**
+ * Keel's kernel.
+ *
+ * @since 0.1.0
+ */
+
+/** Accumulator: stream events → the final assistant message, in linear time. */
+export * as Accumulator from "./model/Accumulator.js"
+/** The base `ModelClient` over `@anthropic-ai/sdk`. */
+export * as AnthropicModel from "./model/AnthropicModel.js"
+/** Conversation invariants checked after every stage. */
+export * as Invariants from "./turn/Invariants.js"
+/** The message model. */
+export * as Message from "./message/Message.js"
+/** The model port. */
+export * as ModelClient from "./model/ModelClient.js"
+/** Typed model failures. */
+export * as ModelError from "./model/ModelError.js"
+/** A model request. */
+export * as ModelRequest from "./model/ModelRequest.js"
+/** The preprocessing pipeline. */
+export * as Pipeline from "./turn/Pipeline.js"
+/** Model prices. */
+export * as Pricing from "./session/Pricing.js"
+/** SDK-shaped output messages. */
+export * as SdkMessage from "./session/SdkMessage.js"
+/** The per-conversation engine. */
+export * as Session from "./session/Session.js"
+/** The per-conversation state. */
+export * as SessionState from "./session/SessionState.js"
+/** A preprocessing stage. */
+export * as Stage from "./turn/Stage.js"
+/** Raw stream events. */
+export * as StreamEvent from "./model/StreamEvent.js"
+/** The scripted model for tests. */
+export * as TestModel from "./model/TestModel.js"
+/** The tool contract. */
+export * as Tool from "./tool/Tool.js"
+/** The tool registry. */
+export * as ToolRegistry from "./tool/ToolRegistry.js"
+/** The tool runtime. */
+export * as ToolRuntime from "./tool/ToolRuntime.js"
+/** Turn loop events. */
+export * as TurnEvent from "./turn/TurnEvent.js"
+/** The turn loop. */
+export * as TurnLoop from "./turn/TurnLoop.js"

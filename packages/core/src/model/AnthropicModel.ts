@@ -1,0 +1,136 @@
+/**
+ * The base `ModelClient`: `@anthropic-ai/sdk`'s `messages.create({ stream: true })` over real HTTP,
+ * yielding the raw events (not the `MessageStream` helper, which copies its whole snapshot on every
+ * delta). The SDK's own retries are off: the kernel owns retries.
+ *
+ * @since 0.1.0
+ */
+import Anthropic from "@anthropic-ai/sdk"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { toParam } from "../message/Message.js"
+import { ModelClient } from "./ModelClient.js"
+import * as ModelError from "./ModelError.js"
+import type { ModelRequest } from "./ModelRequest.js"
+import type { StreamEvent } from "./StreamEvent.js"
+
+/** The model used when neither a flag nor `ANTHROPIC_MODEL` names one. @category Configuration */
+export const DEFAULT_MODEL = "claude-sonnet-4-5"
+
+/** Options of the Anthropic client. @category Models */
+export interface Options {
+  readonly apiKey?: Redacted.Redacted | undefined
+  readonly authToken?: Redacted.Redacted | undefined
+  readonly baseURL?: string | undefined
+  /** Per-request HTTP timeout (ms); default 10 minutes, as Claude Code (`API_TIMEOUT_MS`). */
+  readonly timeoutMs?: number | undefined
+}
+
+/** Neither `ANTHROPIC_API_KEY` nor `ANTHROPIC_AUTH_TOKEN` is set. @category Errors */
+export class MissingCredentials extends Schema.TaggedError<MissingCredentials>("@keel/AnthropicModel/MissingCredentials")(
+  "MissingCredentials",
+  { message: Schema.String }
+) {}
+
+/** `ANTHROPIC_MODEL` from the environment, or the default model. @category Configuration */
+export const modelConfig: Config.Config<string> = Config.string("ANTHROPIC_MODEL").pipe(
+  Config.withDefault(DEFAULT_MODEL)
+)
+
+/** The client options from `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN`, `ANTHROPIC_BASE_URL`, `API_TIMEOUT_MS`. @category Configuration */
+export const optionsConfig: Config.Config<Options> = Config.all({
+  apiKey: Config.option(Config.redacted("ANTHROPIC_API_KEY")),
+  authToken: Config.option(Config.redacted("ANTHROPIC_AUTH_TOKEN")),
+  baseURL: Config.option(Config.string("ANTHROPIC_BASE_URL")),
+  timeoutMs: Config.option(Config.integer("API_TIMEOUT_MS"))
+}).pipe(Config.map((o) => ({
+  apiKey: Option.getOrUndefined(o.apiKey),
+  authToken: Option.getOrUndefined(o.authToken),
+  baseURL: Option.getOrUndefined(o.baseURL),
+  timeoutMs: Option.getOrUndefined(o.timeoutMs)
+})))
+
+/** The Messages API request body for a kernel request. @category Conversions */
+export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateParamsStreaming => ({
+  ...request.params,
+  model: request.model,
+  max_tokens: request.max_tokens,
+  messages: request.messages.map(toParam),
+  ...(request.system !== undefined ? { system: request.system as string | Array<Anthropic.Messages.TextBlockParam> } : {}),
+  ...(request.tools !== undefined && request.tools.length > 0
+    ? { tools: request.tools as Array<Anthropic.Messages.Tool> }
+    : {}),
+  stream: true
+})
+
+/**
+ * A `ModelClient` over an SDK client. Events are pushed into a mailbox as the SDK parses them and
+ * pulled by the consumer in chunks, so the Effect side costs one pull per network read, not per event.
+ *
+ * @category Constructors
+ */
+export const fromClient = (client: Anthropic): ModelClient["Type"] =>
+  ModelClient.of({
+    stream: (request) =>
+      Stream.asyncPush<StreamEvent, ModelError.ModelError>((emit) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            const controller = new AbortController()
+            const run = async () => {
+              try {
+                const events = await client.messages.create(toBody(request), { signal: controller.signal })
+                let stopped = false
+                for await (const event of events) {
+                  emit.single(event)
+                  if (event.type === "message_stop") stopped = true
+                }
+                if (controller.signal.aborted) return
+                if (stopped) emit.end()
+                else emit.fail(new ModelError.StreamTruncated({ message: "The stream ended before message_stop" }))
+              } catch (error) {
+                if (!controller.signal.aborted) emit.fail(ModelError.fromUnknown(error))
+              }
+            }
+            void run()
+            return controller
+          }),
+          (controller) => Effect.sync(() => controller.abort())
+        ), { bufferSize: "unbounded" })
+  })
+
+/**
+ * The SDK client for `options`, with its retries off. Fails with `MissingCredentials` (saying how to
+ * set them) when there is neither a key nor a token.
+ *
+ * @category Constructors
+ */
+export const makeClient = (options: Options): Effect.Effect<Anthropic, MissingCredentials> =>
+  options.apiKey === undefined && options.authToken === undefined
+    ? Effect.fail(
+      new MissingCredentials({
+        message: "ANTHROPIC_API_KEY is not set. Set it to your Anthropic API key (export ANTHROPIC_API_KEY=sk-ant-...), " +
+          "or set ANTHROPIC_AUTH_TOKEN, and ANTHROPIC_BASE_URL for a server other than api.anthropic.com."
+      })
+    )
+    : Effect.sync(() =>
+      new Anthropic({
+        apiKey: options.apiKey !== undefined ? Redacted.value(options.apiKey) : null,
+        authToken: options.authToken !== undefined ? Redacted.value(options.authToken) : null,
+        ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+        timeout: options.timeoutMs ?? 600_000,
+        maxRetries: 0
+      })
+    )
+
+/** The `ModelClient` layer for explicit options. @category Layers */
+export const layer = (options: Options): Layer.Layer<ModelClient, MissingCredentials> =>
+  Layer.effect(ModelClient, Effect.map(makeClient(options), fromClient))
+
+/** The `ModelClient` layer configured from the environment (see {@link optionsConfig}). @category Layers */
+export const layerConfig: Layer.Layer<ModelClient, MissingCredentials | import("effect/ConfigError").ConfigError> =
+  Layer.effect(ModelClient, Effect.flatMap(optionsConfig, (o) => Effect.map(makeClient(o), fromClient)))

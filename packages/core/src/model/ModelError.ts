@@ -1,0 +1,191 @@
+/**
+ * Typed model failures. Each failure of a model call is one of these tags, classified from the HTTP
+ * status, the headers and the API's error body (`error.type`), never from free text, except the one
+ * message the API documents ("prompt is too long"). Retry, fallback and compaction decide on the tag.
+ *
+ * @since 0.1.0
+ */
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/** Headers that matter for retry decisions, lower-cased. @category Schemas */
+export const RetryHeaders = Schema.Struct({
+  "retry-after": Schema.optional(Schema.String),
+  "retry-after-ms": Schema.optional(Schema.String),
+  "x-should-retry": Schema.optional(Schema.String)
+})
+
+const api = {
+  message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  requestId: Schema.optional(Schema.String),
+  errorType: Schema.optional(Schema.String),
+  headers: Schema.optional(RetryHeaders)
+}
+
+/** 429, or a `rate_limit_error` event mid-stream. @category Errors */
+export class RateLimited extends Schema.TaggedError<RateLimited>("@keel/ModelError/RateLimited")("RateLimited", api) {}
+/** 529, or an `overloaded_error` event that arrives mid-stream after a 200. @category Errors */
+export class Overloaded extends Schema.TaggedError<Overloaded>("@keel/ModelError/Overloaded")("Overloaded", api) {}
+/** Any other 5xx, or an `api_error` event mid-stream. @category Errors */
+export class ServerError extends Schema.TaggedError<ServerError>("@keel/ModelError/ServerError")("ServerError", api) {}
+/** The request never got an HTTP answer: reset, refused, DNS, TLS, timeout. @category Errors */
+export class ConnectionError extends Schema.TaggedError<ConnectionError>("@keel/ModelError/ConnectionError")(
+  "ConnectionError",
+  { message: Schema.String, cause: Schema.optional(Schema.String) }
+) {}
+/** 401: the key or token was refused. @category Errors */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>("@keel/ModelError/Unauthorized")("Unauthorized", api) {}
+/** 403: the key may not do this. @category Errors */
+export class Forbidden extends Schema.TaggedError<Forbidden>("@keel/ModelError/Forbidden")("Forbidden", api) {}
+/** The conversation does not fit the model's context window (400 "prompt is too long", 413). @category Errors */
+export class PromptTooLong extends Schema.TaggedError<PromptTooLong>("@keel/ModelError/PromptTooLong")(
+  "PromptTooLong",
+  api
+) {}
+/** Any other 4xx: the request itself is wrong and retrying will not help (408 and 409 excepted, by status). @category Errors */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@keel/ModelError/InvalidRequest")(
+  "InvalidRequest",
+  api
+) {}
+/** No stream event arrived within the idle timeout. @category Errors */
+export class StreamIdle extends Schema.TaggedError<StreamIdle>("@keel/ModelError/StreamIdle")("StreamIdle", {
+  message: Schema.String,
+  idleMs: Schema.Number
+}) {}
+/** The stream ended before `message_stop`. @category Errors */
+export class StreamTruncated extends Schema.TaggedError<StreamTruncated>("@keel/ModelError/StreamTruncated")(
+  "StreamTruncated",
+  { message: Schema.String }
+) {}
+
+/** Every way a model call can fail. @category Errors */
+export const ModelError = Schema.Union(
+  RateLimited,
+  Overloaded,
+  ServerError,
+  ConnectionError,
+  Unauthorized,
+  Forbidden,
+  PromptTooLong,
+  InvalidRequest,
+  StreamIdle,
+  StreamTruncated
+)
+/** @category Errors */
+export type ModelError = typeof ModelError.Type
+
+const modelErrorTags = new Set([
+  "RateLimited",
+  "Overloaded",
+  "ServerError",
+  "ConnectionError",
+  "Unauthorized",
+  "Forbidden",
+  "PromptTooLong",
+  "InvalidRequest",
+  "StreamIdle",
+  "StreamTruncated"
+])
+
+/** Whether a value is a `ModelError`. @category Guards */
+export const isModelError = (u: unknown): u is ModelError =>
+  Predicate.hasProperty(u, "_tag") && typeof u._tag === "string" && modelErrorTags.has(u._tag)
+
+const headerValue = (headers: unknown, name: string): string | undefined => {
+  if (headers === null || headers === undefined) return undefined
+  if (typeof (headers as Headers).get === "function") return (headers as Headers).get(name) ?? undefined
+  const v = (headers as Record<string, unknown>)[name]
+  return typeof v === "string" ? v : undefined
+}
+
+const retryHeaders = (headers: unknown): typeof RetryHeaders.Type | undefined => {
+  const out: { -readonly [K in keyof typeof RetryHeaders.Type]: string } = {}
+  for (const name of ["retry-after", "retry-after-ms", "x-should-retry"] as const) {
+    const v = headerValue(headers, name)
+    if (v !== undefined) out[name] = v
+  }
+  return Object.keys(out).length > 0 ? out : undefined
+}
+
+const PROMPT_TOO_LONG = "prompt is too long"
+
+/**
+ * Classifies an `APIError` by status, `error.type` and headers. A mid-stream `error` event arrives
+ * as an `APIError` without a status; its `error.type` decides.
+ */
+const fromApiError = (error: APIError): ModelError => {
+  const body = error.error as { error?: { type?: string; message?: string } } | undefined
+  const errorType = error.type ?? body?.error?.type ?? undefined
+  const serverMessage = body?.error?.message ?? error.message
+  const status = typeof error.status === "number" ? error.status : undefined
+  const fields = {
+    message: serverMessage,
+    ...(status !== undefined ? { status } : {}),
+    ...(error.requestID ? { requestId: error.requestID } : {}),
+    ...(errorType ? { errorType } : {}),
+    ...(retryHeaders(error.headers) ? { headers: retryHeaders(error.headers)! } : {})
+  }
+  if (status === undefined) {
+    switch (errorType) {
+      case "overloaded_error":
+        return new Overloaded(fields)
+      case "rate_limit_error":
+        return new RateLimited(fields)
+      case "invalid_request_error":
+        return new InvalidRequest(fields)
+      case "authentication_error":
+        return new Unauthorized(fields)
+      case "permission_error":
+        return new Forbidden(fields)
+      default:
+        return new ServerError(fields)
+    }
+  }
+  if (status === 401) return new Unauthorized(fields)
+  if (status === 403) return new Forbidden(fields)
+  if (status === 429) return new RateLimited(fields)
+  if (status === 529 || errorType === "overloaded_error") return new Overloaded(fields)
+  if (status === 413 || (status === 400 && serverMessage.toLowerCase().startsWith(PROMPT_TOO_LONG))) {
+    return new PromptTooLong(fields)
+  }
+  if (status >= 500) return new ServerError(fields)
+  return new InvalidRequest(fields)
+}
+
+/**
+ * Turns anything the SDK or the transport threw into a `ModelError`.
+ *
+ * @category Constructors
+ */
+export const fromUnknown = (error: unknown): ModelError => {
+  if (isModelError(error)) return error
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ConnectionError({ message: "Request timed out", cause: String(error.cause ?? error.message) })
+  }
+  if (error instanceof APIConnectionError) {
+    const cause = error.cause as { code?: string; message?: string } | undefined
+    return new ConnectionError({
+      message: `Could not reach the API: ${cause?.code ?? cause?.message ?? error.message}`,
+      cause: String(cause?.message ?? error.message)
+    })
+  }
+  if (error instanceof APIError) return fromApiError(error)
+  if (error instanceof SyntaxError) {
+    return new StreamTruncated({ message: `The stream carried malformed JSON: ${error.message}` })
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return new ConnectionError({ message: `The connection failed: ${message}`, cause: message })
+}
+
+/**
+ * A one-line description for people: what failed, with status and request id when known.
+ *
+ * @category Formatting
+ */
+export const describe = (error: ModelError): string => {
+  const status = "status" in error && error.status !== undefined ? ` (HTTP ${error.status})` : ""
+  const request = "requestId" in error && error.requestId !== undefined ? ` [request ${error.requestId}]` : ""
+  return `${error._tag}${status}: ${error.message}${request}`
+}

@@ -1,0 +1,35 @@
+/**
+ * What the kernel asks of a model: one Messages API request, plus where it comes from.
+ *
+ * @since 0.1.0
+ */
+import type Anthropic from "@anthropic-ai/sdk"
+import type { Message } from "../message/Message.js"
+
+/**
+ * Who is asking. `foreground` is the user's turn; `background` is work the user did not ask for
+ * directly (a compaction summary, a title), which resilience layers may treat more conservatively.
+ *
+ * @category Models
+ */
+export type QuerySource = "foreground" | "background"
+
+/** A tool as the API sees it: name, description and JSON Schema of its input. @category Models */
+export interface ToolDefinition {
+  readonly name: string
+  readonly description: string
+  readonly input_schema: Anthropic.Messages.Tool.InputSchema
+  readonly cache_control?: { readonly type: "ephemeral" }
+}
+
+/** One request to the model. @category Models */
+export interface ModelRequest {
+  readonly model: string
+  readonly messages: ReadonlyArray<Message>
+  readonly max_tokens: number
+  readonly system?: string | ReadonlyArray<Anthropic.Messages.TextBlockParam>
+  readonly tools?: ReadonlyArray<ToolDefinition>
+  readonly source: QuerySource
+  /** Further Messages API body parameters (temperature, thinking, metadata, ...), passed through. */
+  readonly params?: Readonly<Record<string, unknown>>
+}

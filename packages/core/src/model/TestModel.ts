@@ -1,0 +1,115 @@
+/**
+ * A scripted, in-memory `ModelClient` for tests (ours and embedders'): each request takes the next
+ * reply of the script, and every request is recorded. Delays go through `Clock`, so `TestClock`
+ * drives them.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import {
+  AssistantMessage,
+  type ContentBlock,
+  type StopReason,
+  TextBlock,
+  ToolUseBlock,
+  Usage
+} from "../message/Message.js"
+import { ModelClient } from "./ModelClient.js"
+import type { ModelError } from "./ModelError.js"
+import type { ModelRequest } from "./ModelRequest.js"
+import { fromMessage, type StreamEvent } from "./StreamEvent.js"
+
+/** One scripted reply. @category Models */
+export interface Reply {
+  /** The events to stream. */
+  readonly events: ReadonlyArray<StreamEvent>
+  /** Wait this long before the first event. */
+  readonly delay?: Duration.DurationInput
+  /** Fail with this error after the events. */
+  readonly failWith?: ModelError
+  /** Emit the events, then stall forever (for idle-watchdog tests). */
+  readonly stall?: boolean
+}
+
+/** A reply, or a function of the request that picks one. @category Models */
+export type ScriptItem = Reply | ((request: ModelRequest) => Reply)
+
+/** Options for {@link reply}. @category Models */
+export interface ReplyOptions {
+  readonly stopReason?: StopReason
+  readonly usage?: { readonly input_tokens: number; readonly output_tokens: number }
+  readonly model?: string
+  readonly id?: string
+  readonly chunkSize?: number
+}
+
+let counter = 0
+
+/** A reply streaming a message with these content blocks. @category Constructors */
+export const reply = (content: ReadonlyArray<ContentBlock>, options: ReplyOptions = {}): Reply => ({
+  events: fromMessage(
+    new AssistantMessage({
+      content,
+      id: options.id ?? `msg_test_${++counter}`,
+      model: options.model ?? "claude-test",
+      stop_reason: options.stopReason ?? (content.some((b) => b instanceof ToolUseBlock) ? "tool_use" : "end_turn"),
+      stop_sequence: null,
+      usage: new Usage(options.usage ?? { input_tokens: 10, output_tokens: 5 })
+    }),
+    options.chunkSize !== undefined ? { chunkSize: options.chunkSize } : {}
+  )
+})
+
+/** A reply with one text block. @category Constructors */
+export const text = (value: string, options?: ReplyOptions): Reply => reply([new TextBlock({ text: value })], options)
+
+/** A tool call block, for {@link reply}. @category Constructors */
+export const toolUse = (name: string, input: unknown, id = `toolu_test_${++counter}`): ToolUseBlock =>
+  new ToolUseBlock({ id, name, input })
+
+/** A reply that fails with `error` (after `events`, if any). @category Constructors */
+export const fail = (error: ModelError, events: ReadonlyArray<StreamEvent> = []): Reply => ({ events, failWith: error })
+
+/** @category Models */
+export interface Service {
+  /** Every request received so far, in order. */
+  readonly requests: Effect.Effect<ReadonlyArray<ModelRequest>>
+}
+
+/** Access to what the scripted model received. @category Context */
+export class TestModel extends Context.Tag("@keel/core/TestModel")<TestModel, Service>() {}
+
+const play = (r: Reply): Stream.Stream<StreamEvent, ModelError> => {
+  let out: Stream.Stream<StreamEvent, ModelError> = Stream.fromIterable(r.events)
+  if (r.failWith !== undefined) out = Stream.concat(out, Stream.fail(r.failWith))
+  else if (r.stall === true) out = Stream.concat(out, Stream.never)
+  if (r.delay !== undefined) out = Stream.concat(Stream.fromEffect(Effect.sleep(r.delay)).pipe(Stream.drain), out)
+  return out
+}
+
+/**
+ * A `ModelClient` that answers request n with script item n, and a `TestModel` to read the
+ * recorded requests. A request past the end of the script is a defect naming the request number.
+ *
+ * @category Layers
+ */
+export const layer = (script: ReadonlyArray<ScriptItem>): Layer.Layer<ModelClient | TestModel> =>
+  Layer.effectContext(Effect.gen(function*() {
+    const requests = yield* Ref.make<ReadonlyArray<ModelRequest>>([])
+    const client = ModelClient.of({
+      stream: (request) =>
+        Stream.unwrap(Ref.modify(requests, (rs) => [rs.length, [...rs, request]]).pipe(Effect.map((n) => {
+          const item = script[n]
+          if (item === undefined) {
+            return Stream.dieMessage(`TestModel: no scripted reply for request ${n + 1} (script has ${script.length})`)
+          }
+          return play(typeof item === "function" ? item(request) : item)
+        })))
+    })
+    return Context.make(ModelClient, client).pipe(Context.add(TestModel, { requests: Ref.get(requests) }))
+  }))

@@ -1,0 +1,117 @@
+/**
+ * The messages a session emits, shaped as Claude Code's headless `stream-json` protocol and the
+ * Claude Agent SDK's `SDKMessage` union, so their consumers can read Keel's output unchanged.
+ * Every message carries `uuid` and `session_id`.
+ *
+ * @since 0.1.0
+ */
+import type { MessageParam } from "../message/Message.js"
+import type { StreamEvent } from "../model/StreamEvent.js"
+import type { PermissionDenial } from "./SessionState.js"
+
+/** `system`/`init`: the first message of a session. @category Models */
+export interface SystemInit {
+  readonly type: "system"
+  readonly subtype: "init"
+  readonly cwd: string
+  readonly session_id: string
+  readonly tools: ReadonlyArray<string>
+  readonly mcp_servers: ReadonlyArray<{ readonly name: string; readonly status: string }>
+  readonly model: string
+  readonly permissionMode: string
+  readonly slash_commands: ReadonlyArray<string>
+  readonly apiKeySource: string
+  readonly claude_code_version: string
+  readonly output_style: string
+  readonly skills: ReadonlyArray<string>
+  readonly plugins: ReadonlyArray<{ readonly name: string; readonly path: string }>
+  readonly uuid: string
+}
+
+/** The API's assistant message, as `assistant` messages carry it. @category Models */
+export interface ApiAssistantMessage {
+  readonly id: string
+  readonly type: "message"
+  readonly role: "assistant"
+  readonly model: string
+  readonly content: MessageParam["content"]
+  readonly stop_reason: string | null
+  readonly stop_sequence: string | null
+  readonly usage: NonNullableUsage
+}
+
+/** `assistant`: a finished assistant message. @category Models */
+export interface Assistant {
+  readonly type: "assistant"
+  readonly message: ApiAssistantMessage
+  readonly parent_tool_use_id: string | null
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/** `user`: the prompt, or tool results. @category Models */
+export interface User {
+  readonly type: "user"
+  readonly message: MessageParam
+  readonly parent_tool_use_id: string | null
+  readonly isSynthetic?: boolean
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/** `stream_event`: a raw model stream event (with `--include-partial-messages`). @category Models */
+export interface PartialAssistant {
+  readonly type: "stream_event"
+  readonly event: StreamEvent
+  readonly parent_tool_use_id: string | null
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/** Token usage with every field present. @category Models */
+export interface NonNullableUsage {
+  readonly input_tokens: number
+  readonly output_tokens: number
+  readonly cache_creation_input_tokens: number
+  readonly cache_read_input_tokens: number
+  readonly server_tool_use: { readonly web_search_requests: number; readonly web_fetch_requests: number }
+  readonly service_tier: string
+  readonly cache_creation: { readonly ephemeral_1h_input_tokens: number; readonly ephemeral_5m_input_tokens: number }
+}
+
+/** Per-model totals in a `result`. @category Models */
+export interface ModelUsageReport {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cacheReadInputTokens: number
+  readonly cacheCreationInputTokens: number
+  readonly webSearchRequests: number
+  readonly costUSD: number
+  readonly contextWindow: number
+  readonly maxOutputTokens: number
+}
+
+/** `result`: exactly one per turn, always the turn's last message. @category Models */
+export interface Result {
+  readonly type: "result"
+  readonly subtype: "success" | "error_max_turns" | "error_during_execution"
+  readonly is_error: boolean
+  /** The final answer (success), or what failed. */
+  readonly result?: string
+  readonly errors?: ReadonlyArray<string>
+  readonly api_error_status?: number | null
+  readonly duration_ms: number
+  readonly duration_api_ms: number
+  readonly num_turns: number
+  readonly stop_reason: string | null
+  readonly total_cost_usd: number
+  readonly usage: NonNullableUsage
+  readonly modelUsage: Readonly<Record<string, ModelUsageReport>>
+  readonly permission_denials: ReadonlyArray<PermissionDenial>
+  readonly terminal_reason: string
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/** Every message a session emits. @category Models */
+export type SdkMessage = SystemInit | Assistant | User | PartialAssistant | Result

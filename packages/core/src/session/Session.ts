@@ -1,0 +1,311 @@
+/**
+ * The session: one engine per conversation. It owns the `SessionState` refs, runs one turn at a
+ * time through the turn loop, and turns the loop's events into SDK-shaped messages (`system`/`init`,
+ * `assistant`, `user`, `stream_event`, and exactly one `result` per turn).
+ *
+ * @since 0.1.0
+ */
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import { type AssistantMessage, type Message, toParam, UserMessage } from "../message/Message.js"
+import type { ModelClient } from "../model/ModelClient.js"
+import { describe } from "../model/ModelError.js"
+import type { ModelRequest } from "../model/ModelRequest.js"
+import { ToolRegistry } from "../tool/ToolRegistry.js"
+import type { ToolRuntime } from "../tool/ToolRuntime.js"
+import type { Pipeline } from "../turn/Pipeline.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
+import * as TurnLoop from "../turn/TurnLoop.js"
+import * as Pricing from "./Pricing.js"
+import type * as SdkMessage from "./SdkMessage.js"
+import * as SessionState from "./SessionState.js"
+
+/** The Keel version reported in `system`/`init`. @category Constants */
+export const VERSION = "0.1.0"
+
+/** Default output-token cap per request. @category Constants */
+export const DEFAULT_MAX_TOKENS = 32_000
+
+/** Default context window (tokens). @category Constants */
+export const DEFAULT_CONTEXT_WINDOW = 200_000
+
+/** The system prompt used when none is given. @category Constants */
+export const defaultSystemPrompt = (cwd: string): string =>
+  [
+    "You are Keel, an agent that helps people with software engineering tasks.",
+    "Use the tools you are given to look at the files you need instead of guessing, then answer concisely.",
+    `The working directory is ${cwd}.`
+  ].join("\n")
+
+/** Options of a session. @category Models */
+export interface Options {
+  readonly model: string
+  readonly cwd: string
+  readonly sessionId?: string | undefined
+  /** Earlier conversation to continue from. */
+  readonly history?: ReadonlyArray<Message> | undefined
+  /** The most model calls per turn. */
+  readonly maxTurns?: number | undefined
+  readonly maxTokens?: number | undefined
+  /** Replaces the default system prompt. */
+  readonly systemPrompt?: ModelRequest["system"] | undefined
+  /** Emit `stream_event` messages with the raw model events. */
+  readonly includePartialMessages?: boolean | undefined
+  readonly permissionMode?: string | undefined
+  readonly pricing?: Pricing.Table | undefined
+  /** Further Messages API parameters for every request. */
+  readonly params?: Readonly<Record<string, unknown>> | undefined
+}
+
+/** @category Models */
+export interface Service {
+  readonly sessionId: string
+  readonly state: SessionState.Service
+  /** The `system`/`init` message (emitted before the first turn's messages). */
+  readonly init: SdkMessage.SystemInit
+  /**
+   * Runs one turn for this prompt and streams its messages; the last is its `result`. Turns run one
+   * at a time: a second `submit` waits for the first to finish.
+   */
+  readonly submit: (prompt: string | UserMessage) => Stream.Stream<SdkMessage.SdkMessage>
+  /** Stops the running turn (model stream and tools); it ends with an `error_during_execution` result. */
+  readonly interrupt: Effect.Effect<void>
+}
+
+/** @category Context */
+export class Session extends Context.Tag("@keel/core/Session")<Session, Service>() {}
+
+const zeroUsage = (): {
+  input_tokens: number
+  output_tokens: number
+  cache_creation_input_tokens: number
+  cache_read_input_tokens: number
+} => ({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 })
+
+const fullUsage = (u: ReturnType<typeof zeroUsage>): SdkMessage.NonNullableUsage => ({
+  ...u,
+  server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+  service_tier: "standard",
+  cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: u.cache_creation_input_tokens }
+})
+
+/** The `message` field of an `assistant` SDK message. @category Conversions */
+export const toApiMessage = (message: AssistantMessage, fallbackModel: string): SdkMessage.ApiAssistantMessage => {
+  const u = message.usage
+  return {
+    id: message.id ?? "",
+    type: "message",
+    role: "assistant",
+    model: message.model ?? fallbackModel,
+    content: toParam(message).content,
+    stop_reason: message.stop_reason ?? null,
+    stop_sequence: message.stop_sequence ?? null,
+    usage: fullUsage({
+      input_tokens: u?.input_tokens ?? 0,
+      output_tokens: u?.output_tokens ?? 0,
+      cache_creation_input_tokens: u?.cache_creation_input_tokens ?? 0,
+      cache_read_input_tokens: u?.cache_read_input_tokens ?? 0
+    })
+  }
+}
+
+/**
+ * A session over the given model, tools and pipeline.
+ *
+ * @category Constructors
+ */
+export const make = (
+  options: Options
+): Effect.Effect<Service, never, ModelClient | ToolRuntime | ToolRegistry | Pipeline> =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<ModelClient | ToolRuntime | ToolRegistry | Pipeline>()
+    const registry = yield* ToolRegistry
+    const sessionId = options.sessionId ?? crypto.randomUUID()
+    const state = yield* SessionState.make(sessionId, options.history ?? [])
+    const turnLock = yield* Effect.makeSemaphore(1)
+    const interruptSignal = yield* Ref.make(yield* Deferred.make<void>())
+    const initSent = yield* Ref.make(false)
+    const pricing = options.pricing ?? Pricing.defaultTable
+    const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
+    const includePartial = options.includePartialMessages === true
+
+    const init: SdkMessage.SystemInit = {
+      type: "system",
+      subtype: "init",
+      cwd: options.cwd,
+      session_id: sessionId,
+      tools: registry.tools.map((t) => t.name),
+      mcp_servers: [],
+      model: options.model,
+      permissionMode: options.permissionMode ?? "default",
+      slash_commands: [],
+      apiKeySource: "ANTHROPIC_API_KEY",
+      claude_code_version: VERSION,
+      output_style: "default",
+      skills: [],
+      plugins: [],
+      uuid: crypto.randomUUID()
+    }
+
+    const modelUsage = Effect.map(Ref.get(state.usage), (usage) => {
+      const report: Record<string, SdkMessage.ModelUsageReport> = {}
+      let total = 0
+      for (const [model, u] of usage) {
+        const costUSD = Pricing.costOf(model, u, pricing)
+        total += costUSD
+        report[model] = {
+          inputTokens: u.inputTokens,
+          outputTokens: u.outputTokens,
+          cacheReadInputTokens: u.cacheReadInputTokens,
+          cacheCreationInputTokens: u.cacheCreationInputTokens,
+          webSearchRequests: 0,
+          costUSD,
+          contextWindow: DEFAULT_CONTEXT_WINDOW,
+          maxOutputTokens: maxTokens
+        }
+      }
+      return { report, total }
+    })
+
+    const submit = (prompt: string | UserMessage): Stream.Stream<SdkMessage.SdkMessage> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        yield* Effect.acquireRelease(turnLock.take(1), () => turnLock.release(1))
+        const signal = yield* Deferred.make<void>()
+        yield* Ref.set(interruptSignal, signal)
+        const startedAt = yield* Clock.currentTimeMillis
+        const apiBefore = yield* Ref.get(state.apiDurationMs)
+        const userMessage = typeof prompt === "string" ? new UserMessage({ content: prompt }) : prompt
+        yield* Ref.update(state.messages, (ms) => [...ms, userMessage])
+        const first = !(yield* Ref.getAndSet(initSent, true))
+        const turnUsage = zeroUsage()
+        const stamp = { session_id: sessionId, parent_tool_use_id: null } as const
+
+        const toResult = (event: Extract<TurnEvent, { _tag: "TurnComplete" }>) =>
+          Effect.gen(function*() {
+            const now = yield* Clock.currentTimeMillis
+            const apiNow = yield* Ref.get(state.apiDurationMs)
+            const { report, total } = yield* modelUsage
+            const denials = yield* Ref.get(state.permissionDenials)
+            const common = {
+              type: "result" as const,
+              duration_ms: now - startedAt,
+              duration_api_ms: apiNow - apiBefore,
+              num_turns: event.iterations,
+              stop_reason: event.lastMessage?.stop_reason ?? null,
+              total_cost_usd: total,
+              usage: fullUsage(turnUsage),
+              modelUsage: report,
+              permission_denials: denials,
+              terminal_reason: event.reason,
+              uuid: crypto.randomUUID(),
+              session_id: sessionId
+            }
+            switch (event.reason) {
+              case "completed":
+                return { ...common, subtype: "success", is_error: false, result: event.lastMessage?.text ?? "" } as const
+              case "model_error": {
+                const error = event.error!
+                const status = "status" in error && error.status !== undefined ? error.status : null
+                return {
+                  ...common,
+                  subtype: "success",
+                  is_error: true,
+                  result: `API Error: ${describe(error)}`,
+                  api_error_status: status
+                } as const
+              }
+              case "max_turns":
+                return {
+                  ...common,
+                  subtype: "error_max_turns",
+                  is_error: true,
+                  errors: [`Reached max turns (${options.maxTurns})`]
+                } as const
+              case "aborted_streaming":
+              case "aborted_tools":
+                return { ...common, subtype: "error_during_execution", is_error: true, errors: ["Interrupted by user"] } as const
+            }
+          })
+
+        /** The SDK messages for one loop event, except `TurnComplete` (which needs the clock and refs). */
+        const toMessage = (event: Exclude<TurnEvent, { _tag: "TurnComplete" }>): SdkMessage.SdkMessage | undefined => {
+          switch (event._tag) {
+            case "StreamEvent":
+              return { type: "stream_event", event: event.event, uuid: crypto.randomUUID(), ...stamp }
+            case "Assistant": {
+              const u = event.message.usage
+              if (u !== undefined) {
+                turnUsage.input_tokens += u.input_tokens
+                turnUsage.output_tokens += u.output_tokens
+                turnUsage.cache_creation_input_tokens += u.cache_creation_input_tokens ?? 0
+                turnUsage.cache_read_input_tokens += u.cache_read_input_tokens ?? 0
+              }
+              return {
+                type: "assistant",
+                message: toApiMessage(event.message, options.model),
+                uuid: crypto.randomUUID(),
+                ...stamp
+              }
+            }
+            case "ToolResults":
+              return { type: "user", message: toParam(event.message), uuid: crypto.randomUUID(), ...stamp }
+            case "StageApplied":
+              return undefined
+          }
+        }
+
+        // One effect per chunk of loop events, not per event.
+        const toMessages = (chunk: Chunk.Chunk<TurnEvent>): Effect.Effect<Chunk.Chunk<SdkMessage.SdkMessage>> =>
+          Effect.suspend(() => {
+            const out: Array<SdkMessage.SdkMessage> = []
+            let complete: Extract<TurnEvent, { _tag: "TurnComplete" }> | undefined
+            for (const event of chunk) {
+              if (event._tag === "TurnComplete") complete = event
+              else {
+                const message = toMessage(event)
+                if (message !== undefined) out.push(message)
+              }
+            }
+            if (complete === undefined) return Effect.succeed(Chunk.unsafeFromArray(out))
+            return Effect.map(toResult(complete), (result) => {
+              out.push(result)
+              return Chunk.unsafeFromArray(out)
+            })
+          })
+
+        const turn = TurnLoop.run({
+          model: options.model,
+          maxTokens,
+          maxTurns: options.maxTurns,
+          system: options.systemPrompt ?? defaultSystemPrompt(options.cwd),
+          cwd: options.cwd,
+          params: options.params,
+          interrupt: Deferred.await(signal),
+          emitStreamEvents: includePartial
+        }).pipe(
+          Stream.mapChunksEffect(toMessages),
+          Stream.provideService(SessionState.SessionState, state),
+          Stream.provideContext(context)
+        )
+        return first ? Stream.concat(Stream.make(init), turn) : turn
+      }))
+
+    return Session.of({
+      sessionId,
+      state,
+      init,
+      submit,
+      interrupt: Effect.flatMap(Ref.get(interruptSignal), (d) => Deferred.succeed(d, undefined))
+    })
+  })
+
+/** A session layer. @category Layers */
+export const layer = (
+  options: Options
+): Layer.Layer<Session, never, ModelClient | ToolRuntime | ToolRegistry | Pipeline> => Layer.effect(Session, make(options))

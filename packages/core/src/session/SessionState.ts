@@ -1,0 +1,75 @@
+/**
+ * The per-conversation state, in `Ref`s, provided through Context to the turn loop, its stages and
+ * tools. Nothing here is global: two sessions in one process share nothing.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import type { Message, Usage } from "../message/Message.js"
+
+/** Token totals for one model, as the `result` message's `modelUsage` reports them. @category Models */
+export interface ModelUsage {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly cacheReadInputTokens: number
+  readonly cacheCreationInputTokens: number
+  readonly requests: number
+}
+
+/** A tool call the permission system did not allow. @category Models */
+export interface PermissionDenial {
+  readonly tool_name: string
+  readonly tool_use_id: string
+  readonly tool_input: unknown
+}
+
+/** @category Models */
+export interface Service {
+  readonly sessionId: string
+  /** The conversation as the model sees it (after compaction), in order. */
+  readonly messages: Ref.Ref<ReadonlyArray<Message>>
+  /** Token totals per model, over the whole session. */
+  readonly usage: Ref.Ref<ReadonlyMap<string, ModelUsage>>
+  /** Model requests made over the session. */
+  readonly turnCount: Ref.Ref<number>
+  /** Time spent waiting on the API, over the session (ms). */
+  readonly apiDurationMs: Ref.Ref<number>
+  /** Every decision that was not "allow", in order. */
+  readonly permissionDenials: Ref.Ref<ReadonlyArray<PermissionDenial>>
+}
+
+/** @category Context */
+export class SessionState extends Context.Tag("@keel/core/SessionState")<SessionState, Service>() {}
+
+/** Fresh state for a session, optionally starting from earlier messages. @category Constructors */
+export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): Effect.Effect<Service> =>
+  Effect.gen(function*() {
+    return SessionState.of({
+      sessionId,
+      messages: yield* Ref.make(messages),
+      usage: yield* Ref.make<ReadonlyMap<string, ModelUsage>>(new Map()),
+      turnCount: yield* Ref.make(0),
+      apiDurationMs: yield* Ref.make(0),
+      permissionDenials: yield* Ref.make<ReadonlyArray<PermissionDenial>>([])
+    })
+  })
+
+/** Adds one response's usage to a model's totals. @category Combinators */
+export const addUsage = (
+  totals: ReadonlyMap<string, ModelUsage>,
+  model: string,
+  usage: Usage
+): ReadonlyMap<string, ModelUsage> => {
+  const prev = totals.get(model)
+  const next = new Map(totals)
+  next.set(model, {
+    inputTokens: (prev?.inputTokens ?? 0) + usage.input_tokens,
+    outputTokens: (prev?.outputTokens ?? 0) + usage.output_tokens,
+    cacheReadInputTokens: (prev?.cacheReadInputTokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
+    cacheCreationInputTokens: (prev?.cacheCreationInputTokens ?? 0) + (usage.cache_creation_input_tokens ?? 0),
+    requests: (prev?.requests ?? 0) + 1
+  })
+  return next
+}

@@ -1,0 +1,90 @@
+/**
+ * The tool contract: a name, a description, an input Schema (whose JSON Schema goes to the API),
+ * read-only and concurrency-safety predicates, and `call`. Tools fail with `ToolError`, which the
+ * runtime turns into an `is_error` tool_result the model can act on.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Schema from "effect/Schema"
+import type { DocumentBlock, ImageBlock, TextBlock } from "../message/Message.js"
+import type { ToolDefinition } from "../model/ModelRequest.js"
+
+/** What a tool call knows about its surroundings. @category Models */
+export interface ToolContext {
+  /** The id of the `tool_use` block being answered. */
+  readonly toolUseId: string
+  /** The session's working directory; relative paths resolve against it. */
+  readonly cwd: string
+}
+
+/** What a tool returns: text, or content blocks (images, documents). @category Models */
+export type ToolOutput = string | ReadonlyArray<TextBlock | ImageBlock | DocumentBlock>
+
+/** A failure the model should read and act on ("file not found", "not a text file"). @category Errors */
+export class ToolError extends Schema.TaggedError<ToolError>("@keel/Tool/ToolError")("ToolError", {
+  message: Schema.String
+}) {}
+
+/** A tool taking input of type `I`. @category Models */
+export interface Tool<in out I = any> {
+  readonly name: string
+  readonly description: string
+  /** Decodes the model's raw input. Its JSON Schema is the `input_schema` sent to the API. */
+  readonly input: Schema.Schema<I, any>
+  /** Whether this call only reads (permissions use it). */
+  readonly isReadOnly: (input: I) => boolean
+  /** Whether this call may run in parallel with other concurrency-safe calls. */
+  readonly isConcurrencySafe: (input: I) => boolean
+  readonly call: (input: I, context: ToolContext) => Effect.Effect<ToolOutput, ToolError>
+}
+
+/** A tool of any input. @category Models */
+export type Any = Tool<any>
+
+/** Options for {@link make}. @category Constructors */
+export interface MakeOptions<S extends Schema.Schema<any, any>> {
+  readonly name: string
+  readonly description: string
+  readonly input: S
+  readonly isReadOnly: boolean | ((input: S["Type"]) => boolean)
+  readonly isConcurrencySafe?: boolean | ((input: S["Type"]) => boolean)
+  readonly call: (input: S["Type"], context: ToolContext) => Effect.Effect<ToolOutput, ToolError>
+}
+
+/**
+ * Defines a tool. `isConcurrencySafe` defaults to `isReadOnly`.
+ *
+ * @category Constructors
+ */
+export const make = <S extends Schema.Schema<any, any>>(options: MakeOptions<S>): Tool<S["Type"]> => {
+  const predicate = (p: boolean | ((input: S["Type"]) => boolean)) => typeof p === "function" ? p : () => p
+  const isReadOnly = predicate(options.isReadOnly)
+  return {
+    name: options.name,
+    description: options.description,
+    input: options.input,
+    isReadOnly,
+    isConcurrencySafe: options.isConcurrencySafe === undefined ? isReadOnly : predicate(options.isConcurrencySafe),
+    call: options.call
+  }
+}
+
+/**
+ * The API's view of a tool: name, description, and the JSON Schema of its input (an object schema,
+ * without the `$schema` key).
+ *
+ * @category Conversions
+ */
+export const toDefinition = (tool: Any): ToolDefinition => {
+  const { $schema: _, ...schema } = JSONSchema.make(tool.input) as unknown as Record<string, unknown>
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: { type: "object", ...schema } as ToolDefinition["input_schema"]
+  }
+}
+
+/** Fails a tool call with a message for the model. @category Constructors */
+export const fail = (message: string): Effect.Effect<never, ToolError> => Effect.fail(new ToolError({ message }))

@@ -1,0 +1,42 @@
+/**
+ * The tools a session offers, by name, provided as a Layer so an embedder chooses the set.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { ToolDefinition } from "../model/ModelRequest.js"
+import { type Any, toDefinition } from "./Tool.js"
+
+/** @category Models */
+export interface Service {
+  readonly tools: ReadonlyArray<Any>
+  readonly get: (name: string) => Any | undefined
+  /** The tools' definitions for the API, in registry order. */
+  readonly definitions: ReadonlyArray<ToolDefinition>
+}
+
+/** @category Context */
+export class ToolRegistry extends Context.Tag("@keel/core/ToolRegistry")<ToolRegistry, Service>() {}
+
+/** A registry of these tools. Two tools with one name is a defect. @category Constructors */
+export const make = (tools: ReadonlyArray<Any>): Service => {
+  const byName = new Map<string, Any>()
+  for (const tool of tools) {
+    if (byName.has(tool.name)) throw new Error(`Two tools are named ${tool.name}`)
+    byName.set(tool.name, tool)
+  }
+  return ToolRegistry.of({ tools, get: (name) => byName.get(name), definitions: tools.map(toDefinition) })
+}
+
+/** A registry layer of these tools. @category Layers */
+export const layer = (tools: ReadonlyArray<Any>): Layer.Layer<ToolRegistry> =>
+  Layer.effect(ToolRegistry, Effect.sync(() => make(tools)))
+
+/** A registry layer of tools built by an effect (tools that need platform services). @category Layers */
+export const layerEffect = <E, R>(tools: Effect.Effect<ReadonlyArray<Any>, E, R>): Layer.Layer<ToolRegistry, E, R> =>
+  Layer.effect(ToolRegistry, Effect.map(tools, make))
+
+/** No tools at all. @category Layers */
+export const layerEmpty: Layer.Layer<ToolRegistry> = layer([])

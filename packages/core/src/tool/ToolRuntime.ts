@@ -1,0 +1,149 @@
+/**
+ * Runs the tool calls of one assistant message. Each call: look the tool up, decode its input with
+ * the tool's Schema, call it. Unknown tools, invalid input, tool failures and tool crashes all become
+ * `is_error` tool_results with a message the model can act on; only interruption stops the run.
+ * Consecutive concurrency-safe calls run in parallel (up to `maxConcurrency`), the others alone;
+ * results come out in `tool_use` order.
+ *
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { ToolResultBlock, type ToolUseBlock } from "../message/Message.js"
+import type { Any, ToolOutput } from "./Tool.js"
+import { ToolRegistry } from "./ToolRegistry.js"
+
+/** One call to run. @category Models */
+export interface ToolCall {
+  readonly block: ToolUseBlock
+  /** The raw text when the streamed input was not valid JSON. */
+  readonly malformedInput?: string | undefined
+}
+
+/** @category Models */
+export interface Service {
+  /** Runs the calls; emits one result per call, in call order. */
+  readonly run: (calls: ReadonlyArray<ToolCall>, cwd: string) => Stream.Stream<ToolResultBlock>
+}
+
+/** @category Context */
+export class ToolRuntime extends Context.Tag("@keel/core/ToolRuntime")<ToolRuntime, Service>() {}
+
+/** Options of the runtime. @category Models */
+export interface Options {
+  /** Most concurrency-safe calls in flight at once (default 10, as Claude Code). */
+  readonly maxConcurrency?: number
+}
+
+/** An `is_error` result, wrapped as Claude Code wraps them so models read it as a tool error. @category Constructors */
+export const errorResult = (toolUseId: string, message: string): ToolResultBlock =>
+  new ToolResultBlock({ tool_use_id: toolUseId, content: `<tool_use_error>${message}</tool_use_error>`, is_error: true })
+
+/** The result given to a call that was interrupted before it finished. @category Constructors */
+export const interruptedResult = (toolUseId: string): ToolResultBlock =>
+  errorResult(toolUseId, "Interrupted by user")
+
+const successResult = (tool: Any, toolUseId: string, output: ToolOutput): ToolResultBlock =>
+  new ToolResultBlock({
+    tool_use_id: toolUseId,
+    content: typeof output === "string"
+      ? (output.length === 0 ? `(${tool.name} completed with no output)` : output)
+      : output.length === 0
+      ? `(${tool.name} completed with no output)`
+      : output
+  })
+
+interface Planned {
+  readonly call: ToolCall
+  readonly tool: Any | undefined
+  readonly input: { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly message: string }
+  readonly safe: boolean
+}
+
+/** Builds the runtime over a registry. @category Constructors */
+export const make = (registry: ToolRegistry["Type"], options: Options = {}): Service => {
+  const maxConcurrency = options.maxConcurrency ?? 10
+
+  const plan = (call: ToolCall): Planned => {
+    const tool = registry.get(call.block.name)
+    if (tool === undefined) {
+      return { call, tool, input: { ok: false, message: `Error: No such tool available: ${call.block.name}` }, safe: true }
+    }
+    if (call.malformedInput !== undefined) {
+      return {
+        call,
+        tool,
+        input: { ok: false, message: `InputValidationError: the input was not valid JSON: ${call.malformedInput.slice(0, 200)}` },
+        safe: true
+      }
+    }
+    const decoded = Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "ignore" })(call.block.input)
+    if (decoded._tag === "Left") {
+      return {
+        call,
+        tool,
+        input: {
+          ok: false,
+          message: `InputValidationError: ${tool.name} failed due to the following issues:\n` +
+            ParseResult.TreeFormatter.formatErrorSync(decoded.left)
+        },
+        safe: true
+      }
+    }
+    let safe = false
+    try {
+      safe = tool.isConcurrencySafe(decoded.right)
+    } catch {
+      safe = false
+    }
+    return { call, tool, input: { ok: true, value: decoded.right }, safe }
+  }
+
+  const execute = (p: Planned, cwd: string): Effect.Effect<ToolResultBlock> => {
+    const id = p.call.block.id
+    if (!p.input.ok || p.tool === undefined) {
+      return Effect.succeed(errorResult(id, p.input.ok ? "Error: No such tool" : p.input.message))
+    }
+    const tool = p.tool
+    return Effect.suspend(() => tool.call(p.input.ok ? p.input.value : undefined, { toolUseId: id, cwd })).pipe(
+      Effect.map((output) => successResult(tool, id, output)),
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause as Cause.Cause<never>)
+          : Effect.succeed(errorResult(
+            id,
+            Cause.failureOption(cause).pipe((o) =>
+              o._tag === "Some" ? o.value.message : `${tool.name} crashed: ${Cause.pretty(cause).split("\n")[0]}`
+            )
+          ))
+      )
+    )
+  }
+
+  return ToolRuntime.of({
+    run: (calls, cwd) => {
+      const groups: Array<{ safe: boolean; items: Array<Planned> }> = []
+      for (const planned of calls.map(plan)) {
+        const last = groups[groups.length - 1]
+        if (last !== undefined && last.safe && planned.safe) last.items.push(planned)
+        else groups.push({ safe: planned.safe, items: [planned] })
+      }
+      return Stream.fromIterable(groups).pipe(
+        Stream.flatMap((group) =>
+          Stream.fromIterable(group.items).pipe(
+            Stream.mapEffect((p) => execute(p, cwd), { concurrency: group.safe ? maxConcurrency : 1 })
+          )
+        )
+      )
+    }
+  })
+}
+
+/** The runtime layer over the session's `ToolRegistry`. @category Layers */
+export const layer = (options: Options = {}): Layer.Layer<ToolRuntime, never, ToolRegistry> =>
+  Layer.effect(ToolRuntime, Effect.map(ToolRegistry, (registry) => make(registry, options)))

@@ -1,0 +1,43 @@
+/**
+ * What the turn loop emits: raw model stream events as they arrive, each final assistant message,
+ * the tool results that answer it, stage reports, and exactly one `TurnComplete` at the end.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import type { AssistantMessage, UserMessage } from "../message/Message.js"
+import type { ModelError } from "../model/ModelError.js"
+import type { StreamEvent } from "../model/StreamEvent.js"
+import type { StageReport } from "./Stage.js"
+
+/**
+ * Why a turn ended: the model answered without tool calls (`completed`), the iteration budget ran
+ * out (`max_turns`), the model call failed (`model_error`), or the turn was interrupted while
+ * streaming (`aborted_streaming`) or running tools (`aborted_tools`).
+ *
+ * @category Models
+ */
+export type TerminalReason = "completed" | "max_turns" | "model_error" | "aborted_streaming" | "aborted_tools"
+
+/** @category Models */
+export type TurnEvent = Data.TaggedEnum<{
+  /** A raw model stream event. */
+  StreamEvent: { readonly event: StreamEvent }
+  /** A finished assistant message (already in the conversation). */
+  Assistant: { readonly message: AssistantMessage }
+  /** The tool results answering the previous assistant message (already in the conversation). */
+  ToolResults: { readonly message: UserMessage }
+  /** A preprocessing stage changed the conversation. */
+  StageApplied: { readonly report: StageReport }
+  /** The turn is over. Always the last event. */
+  TurnComplete: {
+    readonly reason: TerminalReason
+    /** Model requests made in this turn. */
+    readonly iterations: number
+    readonly lastMessage: AssistantMessage | undefined
+    readonly error: ModelError | undefined
+  }
+}>
+
+/** Constructors and matchers for `TurnEvent`. @category Constructors */
+export const TurnEvent = Data.taggedEnum<TurnEvent>()

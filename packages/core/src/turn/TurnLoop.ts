@@ -1,0 +1,186 @@
+/**
+ * The turn loop, as one `Stream` pipeline. Each iteration: prepare (the `Pipeline` of stages) →
+ * model stream (`ModelClient`) → accumulate (`Accumulator`, folded chunk by chunk as events pass
+ * through) → tool execution (`ToolRuntime`) → continue or stop. It stops when the model answers
+ * without `tool_use`, when `maxTurns` model calls have run, when the model call fails, or when
+ * interrupted; whichever way it stops, every `tool_use` in the conversation has its `tool_result`.
+ *
+ * Iterations are produced by `Stream.repeatEffectOption` and flattened, so the pipeline does not
+ * deepen with the number of iterations: per-event cost is the same on the 1st and the 100th.
+ *
+ * @since 0.1.0
+ */
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import { type AssistantMessage, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
+import * as Accumulator from "../model/Accumulator.js"
+import { ModelClient } from "../model/ModelClient.js"
+import type { ModelError } from "../model/ModelError.js"
+import type { ModelRequest, QuerySource } from "../model/ModelRequest.js"
+import { addUsage, SessionState } from "../session/SessionState.js"
+import { ToolRegistry } from "../tool/ToolRegistry.js"
+import { interruptedResult, ToolRuntime } from "../tool/ToolRuntime.js"
+import { Pipeline } from "./Pipeline.js"
+import { type TerminalReason, TurnEvent } from "./TurnEvent.js"
+
+/** Options of one turn. @category Models */
+export interface Options {
+  readonly model: string
+  readonly maxTokens: number
+  /** The most model calls in this turn; the turn ends with `max_turns` after the last one's tools. */
+  readonly maxTurns?: number | undefined
+  readonly system?: ModelRequest["system"] | undefined
+  /** Working directory handed to tools. */
+  readonly cwd: string
+  readonly source?: QuerySource | undefined
+  /** Further Messages API parameters. */
+  readonly params?: Readonly<Record<string, unknown>> | undefined
+  /** When this effect completes, the turn stops: the model stream and running tools are interrupted. */
+  readonly interrupt?: Effect.Effect<void> | undefined
+  /** Emit raw `StreamEvent`s (default true). Off saves one object per event for consumers that ignore them. */
+  readonly emitStreamEvents?: boolean | undefined
+}
+
+/** The services a turn needs. @category Models */
+export type Requirements = ModelClient | ToolRuntime | ToolRegistry | Pipeline | SessionState
+
+/**
+ * Runs one turn on the session's conversation (which must end with the user's message). Emits
+ * `TurnEvent`s; the last is always `TurnComplete`, unless the consumer itself stops pulling, in
+ * which case the conversation is still left valid.
+ *
+ * @category Constructors
+ */
+export const run = (options: Options): Stream.Stream<TurnEvent, never, Requirements> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const client = yield* ModelClient
+    const runtime = yield* ToolRuntime
+    const registry = yield* ToolRegistry
+    const pipeline = yield* Pipeline
+    const session = yield* SessionState
+    const emitStreamEvents = options.emitStreamEvents !== false
+    const maxTurns = options.maxTurns ?? Number.POSITIVE_INFINITY
+
+    // Loop-local control state: confined to this turn's stream, read and written by its steps in order.
+    let iteration = 0
+    let finished: TurnEvent | undefined
+    let phase: "streaming" | "tools" = "streaming"
+    let lastMessage: AssistantMessage | undefined
+    let pending: { readonly uses: ReadonlyArray<ToolUseBlock>; readonly results: Map<string, ToolResultBlock> } | undefined
+    let repaired: UserMessage | undefined
+
+    const complete = (reason: TerminalReason, error?: ModelError): TurnEvent => {
+      finished = TurnEvent.TurnComplete({ reason, iterations: iteration, lastMessage, error })
+      return finished
+    }
+
+    /** Answers every tool call still open, with its result if it finished and "interrupted" if not. */
+    const repair = Effect.suspend(() => {
+      if (pending === undefined) return Effect.void
+      const { results, uses } = pending
+      pending = undefined
+      repaired = new UserMessage({ content: uses.map((u) => results.get(u.id) ?? interruptedResult(u.id)) })
+      const message = repaired
+      return Ref.update(session.messages, (ms) => [...ms, message])
+    })
+
+    const runTools = (result: Accumulator.Result): Stream.Stream<TurnEvent> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const uses = result.message.toolUses
+        phase = "tools"
+        const results = new Map<string, ToolResultBlock>()
+        pending = { uses, results }
+        const calls = uses.map((block) => ({ block, malformedInput: result.malformedToolInput.get(block.id) }))
+        yield* Stream.runForEach(
+          runtime.run(calls, options.cwd),
+          (r) => Effect.sync(() => results.set(r.tool_use_id, r))
+        )
+        const message = new UserMessage({ content: uses.map((u) => results.get(u.id)!) })
+        pending = undefined
+        phase = "streaming"
+        yield* Ref.update(session.messages, (ms) => [...ms, message])
+        const events: Array<TurnEvent> = [TurnEvent.ToolResults({ message })]
+        if (iteration >= maxTurns) events.push(complete("max_turns"))
+        return Stream.fromIterable(events)
+      }))
+
+    const afterModel = (acc: Accumulator.State, startedAt: number): Stream.Stream<TurnEvent> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const elapsed = (yield* Clock.currentTimeMillis) - startedAt
+        yield* Ref.update(session.apiDurationMs, (d) => d + elapsed)
+        const result = Accumulator.finish(acc)
+        const message = result.message
+        lastMessage = message
+        yield* Ref.update(session.messages, (ms) => [...ms, message])
+        if (message.usage !== undefined) {
+          const usage = message.usage
+          yield* Ref.update(session.usage, (u) => addUsage(u, message.model ?? options.model, usage))
+        }
+        const assistant = Stream.make(TurnEvent.Assistant({ message }))
+        if (message.toolUses.length === 0) return Stream.concat(assistant, Stream.make(complete("completed")))
+        return Stream.concat(assistant, runTools(result))
+      }))
+
+    const iterate: Stream.Stream<TurnEvent> = Stream.unwrap(Effect.gen(function*() {
+      iteration++
+      phase = "streaming"
+      yield* Ref.update(session.turnCount, (n) => n + 1)
+      const history = yield* Ref.get(session.messages)
+      const prepared = yield* pipeline.run(history, { model: options.model, iteration })
+      if (prepared.messages !== history) yield* Ref.set(session.messages, prepared.messages)
+      const request: ModelRequest = {
+        model: options.model,
+        messages: prepared.messages,
+        max_tokens: options.maxTokens,
+        tools: registry.definitions,
+        source: options.source ?? "foreground",
+        ...(options.system !== undefined ? { system: options.system } : {}),
+        ...(options.params !== undefined ? { params: options.params } : {})
+      }
+      const startedAt = yield* Clock.currentTimeMillis
+      const acc = Accumulator.make()
+      const events: Stream.Stream<TurnEvent, ModelError> = client.stream(request).pipe(
+        Stream.mapChunks((chunk) => {
+          for (const event of chunk) Accumulator.step(acc, event)
+          return emitStreamEvents
+            ? Chunk.map(chunk, (event): TurnEvent => ({ _tag: "StreamEvent", event }))
+            : Chunk.empty<TurnEvent>()
+        })
+      )
+      const reports = Stream.fromIterable(prepared.reports.map((report) => TurnEvent.StageApplied({ report })))
+      return Stream.concat(
+        reports,
+        Stream.concat(events, Stream.suspend(() => afterModel(acc, startedAt))).pipe(
+          Stream.catchAll((error) =>
+            Stream.unwrap(Effect.gen(function*() {
+              const elapsed = (yield* Clock.currentTimeMillis) - startedAt
+              yield* Ref.update(session.apiDurationMs, (d) => d + elapsed)
+              return Stream.make(complete("model_error", error))
+            }))
+          )
+        )
+      )
+    }))
+
+    const loop = Stream.repeatEffectOption(
+      Effect.suspend(() => finished === undefined ? Effect.succeed(iterate) : Effect.fail(Option.none()))
+    ).pipe(
+      Stream.flatten(),
+      options.interrupt !== undefined ? Stream.interruptWhen(options.interrupt) : (s) => s,
+      Stream.ensuring(repair)
+    )
+
+    // After an interruption: the repaired tool results (if any), then the closing event.
+    const aborted = Stream.suspend(() => {
+      if (finished !== undefined) return Stream.empty
+      const tail: Array<TurnEvent> = []
+      if (repaired !== undefined) tail.push(TurnEvent.ToolResults({ message: repaired }))
+      tail.push(complete(phase === "tools" ? "aborted_tools" : "aborted_streaming"))
+      return Stream.fromIterable(tail)
+    })
+    return Stream.concat(loop, aborted)
+  }))
