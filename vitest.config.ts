@@ -13,6 +13,8 @@ export default defineConfig({
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
-    testTimeout: 30_000
+    testTimeout: 30_000,
+    reporters: ["default", "json"],
+    outputFile: { json: ".vitest-report.json" }
   }
 })

@@ -235,11 +235,17 @@ export const toParam = (message: Message): MessageParam => {
 
 /**
  * A message from the API's `MessageParam` (or a response `Message`). Throws a `ParseError` that
- * names the offending field when the input is not a valid message.
+ * names the offending field when the input is not a valid message. An assistant param whose content
+ * is a plain string (a prefill) becomes one text block, since assistant messages hold blocks.
  *
  * @category Conversions
  */
-export const fromParam = (param: MessageParam | Anthropic.Messages.Message): Message => decodeMessage(param)
+export const fromParam = (param: MessageParam | Anthropic.Messages.Message): Message =>
+  decodeMessage(
+    param?.role === "assistant" && typeof param.content === "string"
+      ? { ...param, content: [{ type: "text", text: param.content }] }
+      : param
+  )
 
 /** Decodes unknown input into a message, in the Effect error channel. @category Conversions */
 export const decode = Schema.decodeUnknown(Message)

@@ -1,6 +1,6 @@
 /**
  * The accumulator: a fold from raw stream events to the final assistant message. Text, thinking and
- * tool-input JSON are collected as chunks and joined once at `content_block_stop`, and tool input is
+ * tool-input JSON are collected as chunks (see `Chunks`) and joined at `content_block_stop`, and tool input is
  * parsed once, so the cost is linear in the bytes streamed whatever the number of deltas.
  *
  * The state is mutable but private to one fold: `make` a state, `step` every event through it in
@@ -22,10 +22,49 @@ import {
 } from "../message/Message.js"
 import type { StreamEvent } from "./StreamEvent.js"
 
+/**
+ * Collects a block's string chunks. Every `SEGMENT` chunks are joined into one segment, so a long
+ * stream keeps a few large strings alive instead of one small string per delta (which the garbage
+ * collector would otherwise promote and trace); the segments are joined once at the end. Every
+ * character is copied at most twice: linear in the bytes streamed.
+ */
+export class Chunks {
+  /** Chunks joined into one segment at a time. */
+  static readonly SEGMENT = 512
+  private segments: Array<string> = []
+  private pending: Array<string> = []
+  /** Chunks pushed so far. */
+  count = 0
+
+  constructor(first?: string) {
+    if (first) this.push(first)
+  }
+
+  push(chunk: string): void {
+    this.count++
+    this.pending.push(chunk)
+    if (this.pending.length === Chunks.SEGMENT) {
+      this.segments.push(this.pending.join(""))
+      this.pending = []
+    }
+  }
+
+  /** Everything pushed, as one string. */
+  join(): string {
+    if (this.pending.length > 0) {
+      this.segments.push(this.pending.join(""))
+      this.pending = []
+    }
+    if (this.segments.length > 1) this.segments = [this.segments.join("")]
+    return this.segments[0] ?? ""
+  }
+}
+
 type Builder =
-  | { kind: "text"; chunks: Array<string>; citations: Array<unknown> | null; block: ContentBlock | undefined }
-  | { kind: "thinking"; chunks: Array<string>; signature: string; block: ContentBlock | undefined }
-  | { kind: "tool_use"; id: string; name: string; start: unknown; json: Array<string>; block: ContentBlock | undefined }
+  | { kind: "text"; chunks: Chunks; citations: Array<unknown> | null; block: ContentBlock | undefined }
+  | { kind: "thinking"; chunks: Chunks; signature: string; block: ContentBlock | undefined }
+  | { kind: "tool_use"; id: string; name: string; start: unknown; json: Chunks; block: ContentBlock | undefined }
+  | { kind: "server_tool_use"; start: OtherBlock; json: Chunks; block: ContentBlock | undefined }
   | { kind: "done"; block: ContentBlock }
 
 /** The fold's state for one message. @category Models */
@@ -85,18 +124,32 @@ const startBlock = (block: Anthropic.Messages.RawContentBlockStartEvent["content
     case "text":
       return {
         kind: "text",
-        chunks: block.text ? [block.text] : [],
+        chunks: new Chunks(block.text),
         citations: block.citations ? [...block.citations] : null,
         block: undefined
       }
     case "thinking":
-      return { kind: "thinking", chunks: block.thinking ? [block.thinking] : [], signature: block.signature, block: undefined }
+      return { kind: "thinking", chunks: new Chunks(block.thinking), signature: block.signature, block: undefined }
     case "tool_use":
-      return { kind: "tool_use", id: block.id, name: block.name, start: block.input, json: [], block: undefined }
+      return { kind: "tool_use", id: block.id, name: block.name, start: block.input, json: new Chunks(), block: undefined }
+    case "server_tool_use":
+      // its input streams as input_json_delta like a tool_use's; the block is otherwise kept verbatim
+      return { kind: "server_tool_use", start: { ...block } as OtherBlock, json: new Chunks(), block: undefined }
     case "redacted_thinking":
       return { kind: "done", block: new RedactedThinkingBlock({ data: block.data }) }
     default:
       return { kind: "done", block: { ...(block as object) } as OtherBlock }
+  }
+}
+
+const parseInput = (state: State, id: string, json: Chunks, start: unknown): unknown => {
+  const raw = json.join()
+  if (raw.length === 0) return start ?? {}
+  try {
+    return JSON.parse(raw)
+  } catch {
+    state.malformedToolInput.set(id, raw)
+    return {}
   }
 }
 
@@ -106,25 +159,21 @@ const finishBlock = (state: State, builder: Builder): ContentBlock => {
   let block: ContentBlock
   switch (builder.kind) {
     case "text":
-      block = new TextBlock({ text: builder.chunks.join(""), citations: builder.citations }, { disableValidation: true })
+      block = new TextBlock({ text: builder.chunks.join(), citations: builder.citations }, { disableValidation: true })
       break
     case "thinking":
-      block = new ThinkingBlock({ thinking: builder.chunks.join(""), signature: builder.signature }, {
+      block = new ThinkingBlock({ thinking: builder.chunks.join(), signature: builder.signature }, {
         disableValidation: true
       })
       break
     case "tool_use": {
-      const raw = builder.json.join("")
-      let input: unknown = builder.start ?? {}
-      if (raw.length > 0) {
-        try {
-          input = JSON.parse(raw)
-        } catch {
-          input = {}
-          state.malformedToolInput.set(builder.id, raw)
-        }
-      }
+      const input = parseInput(state, builder.id, builder.json, builder.start)
       block = new ToolUseBlock({ id: builder.id, name: builder.name, input }, { disableValidation: true })
+      break
+    }
+    case "server_tool_use": {
+      const input = parseInput(state, String(builder.start.id), builder.json, builder.start.input)
+      block = { ...builder.start, input } as OtherBlock
       break
     }
   }
@@ -176,7 +225,7 @@ export const step = (state: State, event: StreamEvent): State => {
           if (builder.kind === "text") (builder.citations ??= []).push(delta.citation)
           break
         case "input_json_delta":
-          if (builder.kind === "tool_use") builder.json.push(delta.partial_json)
+          if (builder.kind === "tool_use" || builder.kind === "server_tool_use") builder.json.push(delta.partial_json)
           break
         case "thinking_delta":
           if (builder.kind === "thinking") builder.chunks.push(delta.thinking)

@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
-import * as Stream from "effect/Stream"
+import * as ChunkedStream from "../internal/chunkedStream.js"
 import { toParam } from "../message/Message.js"
 import { ModelClient } from "./ModelClient.js"
 import * as ModelError from "./ModelError.js"
@@ -69,38 +69,37 @@ export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateP
 })
 
 /**
- * A `ModelClient` over an SDK client. Events are pushed into a mailbox as the SDK parses them and
- * pulled by the consumer in chunks, so the Effect side costs one pull per network read, not per event.
+ * A `ModelClient` over an SDK client. The SDK parses the SSE stream; its events are handed to the
+ * Effect side in chunks of one network read each, so the Effect cost is per read, not per event.
+ * Closing the stream (end, failure, interruption) aborts the HTTP request.
  *
  * @category Constructors
  */
 export const fromClient = (client: Anthropic): ModelClient["Type"] =>
   ModelClient.of({
     stream: (request) =>
-      Stream.asyncPush<StreamEvent, ModelError.ModelError>((emit) =>
-        Effect.acquireRelease(
-          Effect.sync(() => {
-            const controller = new AbortController()
-            const run = async () => {
-              try {
-                const events = await client.messages.create(toBody(request), { signal: controller.signal })
-                let stopped = false
-                for await (const event of events) {
-                  emit.single(event)
-                  if (event.type === "message_stop") stopped = true
-                }
-                if (controller.signal.aborted) return
-                if (stopped) emit.end()
-                else emit.fail(new ModelError.StreamTruncated({ message: "The stream ended before message_stop" }))
-              } catch (error) {
-                if (!controller.signal.aborted) emit.fail(ModelError.fromUnknown(error))
-              }
+      ChunkedStream.make<StreamEvent, ModelError.ModelError>((sink) => {
+        const controller = new AbortController()
+        const run = async () => {
+          try {
+            const events = await client.messages.create(toBody(request), { signal: controller.signal })
+            let stopped = false
+            for await (const event of events) {
+              sink.push(event)
+              if (event.type === "message_stop") stopped = true
+              const full = sink.ready()
+              if (full !== undefined) await full
             }
-            void run()
-            return controller
-          }),
-          (controller) => Effect.sync(() => controller.abort())
-        ), { bufferSize: "unbounded" })
+            if (controller.signal.aborted) return
+            if (stopped) sink.end()
+            else sink.fail(new ModelError.StreamTruncated({ message: "The stream ended before message_stop" }))
+          } catch (error) {
+            if (!controller.signal.aborted) sink.fail(ModelError.fromUnknown(error))
+          }
+        }
+        void run()
+        return () => controller.abort()
+      })
   })
 
 /**
@@ -120,7 +119,8 @@ export const makeClient = (options: Options): Effect.Effect<Anthropic, MissingCr
     : Effect.sync(() =>
       new Anthropic({
         apiKey: options.apiKey !== undefined ? Redacted.value(options.apiKey) : null,
-        authToken: options.authToken !== undefined ? Redacted.value(options.authToken) : null,
+        // The SDK refuses both at once; like the SDK's own environment lookup, the API key wins.
+        authToken: options.apiKey === undefined && options.authToken !== undefined ? Redacted.value(options.authToken) : null,
         ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
         timeout: options.timeoutMs ?? 600_000,
         maxRetries: 0

@@ -165,10 +165,13 @@ export const fromUnknown = (error: unknown): ModelError => {
     return new ConnectionError({ message: "Request timed out", cause: String(error.cause ?? error.message) })
   }
   if (error instanceof APIConnectionError) {
-    const cause = error.cause as { code?: string; message?: string } | undefined
+    // Node's fetch wraps the socket error: `TypeError("fetch failed")` whose `cause` has the code.
+    type Cause = { code?: string; message?: string; cause?: Cause }
+    const cause = error.cause as Cause | undefined
+    const inner = cause?.cause
     return new ConnectionError({
-      message: `Could not reach the API: ${cause?.code ?? cause?.message ?? error.message}`,
-      cause: String(cause?.message ?? error.message)
+      message: `Could not reach the API: ${cause?.code || inner?.code || inner?.message || cause?.message || error.message}`,
+      cause: String(inner?.message || cause?.message || error.message)
     })
   }
   if (error instanceof APIError) return fromApiError(error)

@@ -49,7 +49,10 @@ export const fromMessage = (message: AssistantMessage, options: FromMessageOptio
         input_tokens: usage.input_tokens,
         output_tokens: 1,
         cache_creation_input_tokens: usage.cache_creation_input_tokens ?? null,
-        cache_read_input_tokens: usage.cache_read_input_tokens ?? null
+        cache_read_input_tokens: usage.cache_read_input_tokens ?? null,
+        cache_creation: usage.cache_creation ?? null,
+        server_tool_use: usage.server_tool_use ?? null,
+        service_tier: usage.service_tier ?? null
       }
     } as unknown as Anthropic.Messages.Message
   }]
@@ -58,6 +61,13 @@ export const fromMessage = (message: AssistantMessage, options: FromMessageOptio
       events.push({ type: "content_block_start", index, content_block: { type: "text", text: "", citations: null } })
       for (const text of chunks(block.text, size)) {
         events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text } })
+      }
+      for (const citation of block.citations ?? []) {
+        events.push({
+          type: "content_block_delta",
+          index,
+          delta: { type: "citations_delta", citation: citation as Anthropic.Messages.CitationsDelta["citation"] }
+        })
       }
     } else if (block instanceof ThinkingBlock) {
       events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } })

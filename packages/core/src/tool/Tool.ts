@@ -71,9 +71,46 @@ export const make = <S extends Schema.Schema<any, any>>(options: MakeOptions<S>)
   }
 }
 
+type Json = { readonly [key: string]: unknown }
+
+/**
+ * Inlines `$ref`s into `$defs` (Effect names refined schemas such as `Int`), so the model sees each
+ * field's whole schema in place. A recursive definition keeps its `$ref`, and `$defs` stays for it.
+ */
+const inlineRefs = (root: Json): Json => {
+  const defs = (root.$defs ?? {}) as Record<string, Json>
+  let keptRefs = false
+  const visit = (node: unknown, stack: ReadonlySet<string>): unknown => {
+    if (Array.isArray(node)) return node.map((n) => visit(n, stack))
+    if (node === null || typeof node !== "object") return node
+    const { $ref, ...rest } = node as Json
+    const out: Record<string, unknown> = {}
+    if (typeof $ref === "string" && $ref.startsWith("#/$defs/")) {
+      const name = $ref.slice("#/$defs/".length)
+      if (stack.has(name) || defs[name] === undefined) {
+        keptRefs = true
+        out.$ref = $ref
+      } else {
+        const { title: _, ...def } = visit(defs[name], new Set([...stack, name])) as Json
+        Object.assign(out, def)
+      }
+    } else if ($ref !== undefined) out.$ref = $ref
+    for (const [key, value] of Object.entries(rest)) {
+      if (key === "$defs" || (key === "title" && typeof value === "string")) continue
+      out[key] = key === "properties"
+        ? Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, visit(v, stack)]))
+        : visit(value, stack)
+    }
+    return out
+  }
+  const inlined = visit(root, new Set()) as Record<string, unknown>
+  if (keptRefs) inlined.$defs = defs
+  return inlined
+}
+
 /**
  * The API's view of a tool: name, description, and the JSON Schema of its input (an object schema,
- * without the `$schema` key).
+ * without the `$schema` key, references inlined).
  *
  * @category Conversions
  */
@@ -82,7 +119,7 @@ export const toDefinition = (tool: Any): ToolDefinition => {
   return {
     name: tool.name,
     description: tool.description,
-    input_schema: { type: "object", ...schema } as ToolDefinition["input_schema"]
+    input_schema: { type: "object", ...inlineRefs(schema) } as ToolDefinition["input_schema"]
   }
 }
 

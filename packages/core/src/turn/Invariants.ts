@@ -2,21 +2,21 @@
  * What every conversation sent to the model must satisfy, checked after each pipeline stage:
  * every `tool_use` is answered by a `tool_result` in the next message, every `tool_result` answers
  * a `tool_use` of the previous message, thinking blocks keep their signatures, and the conversation
- * starts with a user message.
+ * is not empty and starts with a user message; a request also ends with one.
  *
  * @since 0.1.0
  */
 import { AssistantMessage, type Message, ThinkingBlock, ToolResultBlock, ToolUseBlock } from "../message/Message.js"
 
 /**
- * The violations in a conversation; empty when it is valid. The last assistant message may have
- * unanswered tool calls only if `openTail` is set (a loop that is about to run them).
+ * The violations in a conversation (a transcript between turns); empty when it is valid.
  *
  * @category Validation
  */
-export const violations = (messages: ReadonlyArray<Message>, options: { readonly openTail?: boolean } = {}): Array<string> => {
+export const violations = (messages: ReadonlyArray<Message>): Array<string> => {
   const out: Array<string> = []
-  if (messages.length > 0 && messages[0]!.role !== "user") out.push("the conversation must start with a user message")
+  if (messages.length === 0) return ["the conversation is empty"]
+  if (messages[0]!.role !== "user") out.push("the conversation must start with a user message")
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!
     if (m instanceof AssistantMessage) {
@@ -26,10 +26,7 @@ export const violations = (messages: ReadonlyArray<Message>, options: { readonly
       const uses = m.toolUses
       if (uses.length === 0) continue
       const next = messages[i + 1]
-      if (next === undefined) {
-        if (options.openTail !== true) out.push(`message ${i}: tool_use ${uses.map((u) => u.id).join(", ")} unanswered`)
-        continue
-      }
+      if (next === undefined) continue
       const answered = new Set(
         typeof next.content === "string"
           ? []
@@ -49,6 +46,20 @@ export const violations = (messages: ReadonlyArray<Message>, options: { readonly
         }
       }
     }
+  }
+  return out
+}
+
+/**
+ * The violations in a conversation about to be sent: those of {@link violations}, and it must end
+ * with a user message.
+ *
+ * @category Validation
+ */
+export const requestViolations = (messages: ReadonlyArray<Message>): Array<string> => {
+  const out = violations(messages)
+  if (messages.length > 0 && messages[messages.length - 1]!.role !== "user") {
+    out.push("the conversation must end with a user message")
   }
   return out
 }

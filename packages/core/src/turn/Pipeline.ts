@@ -10,7 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { Message } from "../message/Message.js"
-import { violations } from "./Invariants.js"
+import { requestViolations } from "./Invariants.js"
 import type { Stage, StageContext, StageReport } from "./Stage.js"
 
 /** What the pipeline produced. @category Models */
@@ -39,7 +39,7 @@ export const make = (stages: ReadonlyArray<Stage>): Service =>
         for (const stage of stages) {
           const result = yield* stage.run(current, context)
           if (result.messages === current) continue
-          const broken = violations(result.messages)
+          const broken = requestViolations(result.messages)
           if (broken.length > 0) {
             reports.push({ stage: stage.name, report: `discarded: its output broke ${broken.join("; ")}` })
             continue

@@ -1,0 +1,153 @@
+/**
+ * Stream throughput: the kernel's turn loop vs the raw SDK stream, on the loopback fake API.
+ *
+ * Two shapes, each at N = 20,000 and 200,000: a text block streamed as N `text_delta`s, and one
+ * tool_use whose input arrives as N `input_json_delta` chunks. "raw SDK" iterates
+ * `client.messages.create({ stream: true })` and does nothing else; "kernel" runs `TurnLoop.run`
+ * over `AnthropicModel` (raw events emitted, accumulated into the final message, the tool called,
+ * the turn closed with maxTurns 1 so no second request). Median of 7 interleaved runs after 3
+ * warm-up runs, with a full GC before each (when run with --expose-gc, as `npm run bench` does). The
+ * server runs in a child process (bench/serve.ts) so its work is not measured.
+ *
+ * Run: npm run bench   (KEEL_BENCH_N=20000,200000 KEEL_BENCH_RUNS=7 to change)
+ */
+import Anthropic from "@anthropic-ai/sdk"
+import {
+  AnthropicModel,
+  Message,
+  Pipeline,
+  SessionState,
+  Tool,
+  ToolRegistry,
+  ToolRuntime,
+  TurnLoop
+} from "@keel/core"
+import { Effect, Layer, ManagedRuntime, Redacted, Schema, Stream } from "effect"
+import { spawn } from "node:child_process"
+import { once } from "node:events"
+import * as readline from "node:readline"
+import { eventsFor } from "./scenario.js"
+
+
+const sizes = (process.env.KEEL_BENCH_N ?? "20000,200000").split(",").map(Number)
+const runs = Number(process.env.KEEL_BENCH_RUNS ?? 7)
+
+const sink = Tool.make({
+  name: "Sink",
+  description: "Takes data, returns its length",
+  input: Schema.Struct({ data: Schema.String }),
+  isReadOnly: true,
+  call: (input) => Effect.succeed(`${input.data.length} bytes`)
+})
+
+const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+
+const main = async () => {
+  const server = spawn(process.execPath, ["--import", "tsx", new URL("./serve.ts", import.meta.url).pathname], {
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  const [first] = (await once(readline.createInterface({ input: server.stdout! }), "line")) as [string]
+  const url = first.split("=")[1]!
+  const client = new Anthropic({ apiKey: "bench", baseURL: url, maxRetries: 0 })
+
+  const raw = (model: string) => async (): Promise<number> => {
+    let count = 0
+    const request = { model, max_tokens: 1024, messages: [{ role: "user" as const, content: "go" }], stream: true as const }
+    for await (const _ of await client.messages.create(request)) count++
+    return count
+  }
+
+  const kernelLayer = Layer.mergeAll(
+    AnthropicModel.layer({ apiKey: Redacted.make("bench"), baseURL: url }),
+    Pipeline.layerEmpty,
+    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sink])))
+  )
+  // Built once, as an embedder would: the SDK client and tool definitions are made here, not per turn.
+  const runtime = ManagedRuntime.make(kernelLayer)
+  const kernel = (model: string, expected: number) => (): Promise<number> =>
+    runtime.runPromise(Effect.gen(function*() {
+      const state = yield* SessionState.make("bench", [Message.user("go")])
+      let count = 0
+      yield* TurnLoop.run({ model, maxTokens: 1024, maxTurns: 1, cwd: process.cwd() }).pipe(
+        Stream.runForEachChunk((chunk) => Effect.sync(() => (count += chunk.length))),
+        Effect.provideService(SessionState.SessionState, state)
+      )
+      const messages = yield* state.messages
+      if (messages.length !== expected) throw new Error(`expected ${expected} messages, got ${messages.length}`)
+      return count
+    }))
+
+  const gc = (globalThis as { gc?: () => void }).gc
+  /** Wall-clock ms, and this process's CPU ms (user + system: the client's own work, not the server's). */
+  const time = async (f: () => Promise<number>): Promise<{ wall: number; cpu: number }> => {
+    gc?.()
+    const c0 = process.cpuUsage()
+    const t0 = performance.now()
+    await f()
+    const wall = performance.now() - t0
+    const c = process.cpuUsage(c0)
+    return { wall, cpu: (c.user + c.system) / 1000 }
+  }
+
+  const rows: Array<Array<string>> = []
+  for (const [shape, key] of [["text deltas", "text"], ["tool input chunks", "tool"]] as const) {
+    for (const n of sizes) {
+      const model = `bench-${key}-${n}`
+      const events = eventsFor(model)
+      const sdk = raw(model)
+      const run = kernel(model, key === "text" ? 2 : 3)
+      for (let i = 0; i < 3; i++) {
+        await sdk()
+        await run()
+      }
+      const rawT: Array<{ wall: number; cpu: number }> = []
+      const kernelT: Array<{ wall: number; cpu: number }> = []
+      for (let i = 0; i < runs; i++) {
+        rawT.push(await time(sdk))
+        kernelT.push(await time(run))
+      }
+      const r = median(rawT.map((t) => t.wall))
+      const k = median(kernelT.map((t) => t.wall))
+      const rc = median(rawT.map((t) => t.cpu))
+      const kc = median(kernelT.map((t) => t.cpu))
+      rows.push([
+        shape,
+        n.toLocaleString("en-US"),
+        r.toFixed(0),
+        k.toFixed(0),
+        (k / r).toFixed(2),
+        rc.toFixed(0),
+        kc.toFixed(0),
+        (kc / rc).toFixed(2),
+        ((kc * 1000) / events.length).toFixed(2)
+      ])
+    }
+  }
+  await runtime.dispose()
+  server.kill("SIGTERM")
+
+  const header = [
+    "shape",
+    "N",
+    "raw SDK ms",
+    "kernel ms",
+    "kernel/raw",
+    "raw CPU ms",
+    "kernel CPU ms",
+    "CPU kernel/raw",
+    "kernel CPU µs/event"
+  ]
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: Array<string>) => cells.map((c, i) => c.padStart(widths[i]!)).join("  ")
+  console.log(
+    `node ${process.version}, median of ${runs} interleaved runs after 3 warm-ups${gc ? ", GC before each" : ""}, ` +
+      "loopback fake API in a child process, 64 KB writes"
+  )
+  console.log(line(header))
+  for (const row of rows) console.log(line(row))
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})

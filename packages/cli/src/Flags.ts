@@ -1,0 +1,120 @@
+/**
+ * The command line: flags in Claude Code's names and meanings, parsed with commander (the parser
+ * Claude Code itself uses, so variadic flags and `--no-*` negations behave the same). Parsing is
+ * kept apart from the kernel so `--help` and `--version` answer without loading it.
+ *
+ * @since 0.1.0
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander"
+
+/** Output formats of headless mode. @category Models */
+export type OutputFormat = "text" | "json" | "stream-json"
+
+/** What the command line asked for. @category Models */
+export interface Flags {
+  readonly print: boolean
+  readonly prompt: string | undefined
+  readonly outputFormat: OutputFormat
+  readonly model: string | undefined
+  readonly maxTurns: number | undefined
+  readonly verbose: boolean
+  readonly includePartialMessages: boolean
+  readonly systemPrompt: string | undefined
+  readonly appendSystemPrompt: string | undefined
+}
+
+/** The outcome of parsing: flags to run with, or text to print and an exit code. @category Models */
+export type Parsed =
+  | { readonly _tag: "Run"; readonly flags: Flags }
+  | { readonly _tag: "Exit"; readonly code: number; readonly stdout: string; readonly stderr: string }
+
+const positiveInt = (name: string) => (value: string): number => {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive whole number, got "${value}".`)
+  return n
+}
+
+/** The commander program (exposed for help text and tests). @category Constructors */
+export const program = (version: string): Command =>
+  new Command("keel")
+    .description("Keel: an agent loop over the Anthropic Messages API.\nRun headless with -p \"prompt\" (or pipe the prompt on stdin).")
+    .version(version, "-v, --version", "print the version and exit")
+    .helpOption("-h, --help", "show this help and exit")
+    .argument("[prompt]", "the prompt (read from stdin when omitted and stdin is not a terminal)")
+    .option("-p, --print", "print the response and exit (headless mode)", false)
+    .addOption(
+      new Option("--output-format <format>", "output format with --print").choices(["text", "json", "stream-json"]).default(
+        "text"
+      )
+    )
+    .option("--model <model>", "model for this session (default: $ANTHROPIC_MODEL, else claude-sonnet-4-5)")
+    .option("--max-turns <n>", "most model calls in one turn", positiveInt("--max-turns"))
+    .option("--verbose", "with --output-format json, print every message, not only the result", false)
+    .option("--include-partial-messages", "with stream-json, add stream_event lines with the raw model events", false)
+    .option("--system-prompt <prompt>", "replace the default system prompt")
+    .option("--append-system-prompt <prompt>", "append to the default system prompt")
+    .allowExcessArguments(false)
+    .showSuggestionAfterError(true)
+
+/**
+ * Parses argv (without the node and script paths). Usage errors become `Exit` with code 2 and a
+ * message that says what is wrong and points at `--help`.
+ *
+ * @category Parsing
+ */
+export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
+  let stdout = ""
+  let stderr = ""
+  const cmd = program(version)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => (stdout += s),
+      writeErr: (s) => (stderr += s),
+      outputError: (s, write) => write(s.replace(/^error: /, "keel: ") + "Run keel --help for usage.\n")
+    })
+  try {
+    cmd.parse([...argv], { from: "user" })
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      const code = e.code === "commander.helpDisplayed" || e.code === "commander.version" ? 0 : 2
+      return { _tag: "Exit", code, stdout, stderr }
+    }
+    throw e
+  }
+  const o = cmd.opts<{
+    print: boolean
+    outputFormat: OutputFormat
+    model?: string
+    maxTurns?: number
+    verbose: boolean
+    includePartialMessages: boolean
+    systemPrompt?: string
+    appendSystemPrompt?: string
+  }>()
+  const usage = (message: string): Parsed => ({
+    _tag: "Exit",
+    code: 2,
+    stdout: "",
+    stderr: `keel: ${message}\nRun keel --help for usage.\n`
+  })
+  if (o.systemPrompt !== undefined && o.appendSystemPrompt !== undefined) {
+    return usage("--system-prompt and --append-system-prompt cannot be used together; put all of it in --system-prompt.")
+  }
+  if (o.includePartialMessages && o.outputFormat !== "stream-json") {
+    return usage("--include-partial-messages only works with --output-format stream-json.")
+  }
+  return {
+    _tag: "Run",
+    flags: {
+      print: o.print,
+      prompt: cmd.args[0],
+      outputFormat: o.outputFormat,
+      model: o.model,
+      maxTurns: o.maxTurns,
+      verbose: o.verbose,
+      includePartialMessages: o.includePartialMessages,
+      systemPrompt: o.systemPrompt,
+      appendSystemPrompt: o.appendSystemPrompt
+    }
+  }
+}

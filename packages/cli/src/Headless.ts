@@ -1,0 +1,105 @@
+/**
+ * Headless mode (`keel -p`): one turn, its messages printed as text, one JSON result, or
+ * `stream-json` lines in Claude Code's headless shape. Builds the Layer graph from flags and the
+ * environment; the exit code is 1 when the result is an error.
+ *
+ * @since 0.1.0
+ */
+import { NodeContext } from "@effect/platform-node"
+import { AnthropicModel, type ModelClient, Pipeline, Session, type ToolRegistry, ToolRuntime } from "@keel/core"
+import type { SdkMessage } from "@keel/core"
+import { BuiltinTools } from "@keel/tools"
+import * as Cause from "effect/Cause"
+import type { ConfigError } from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import type { Flags } from "./Flags.js"
+
+/** Where headless output goes (stdout and stderr, or test sinks). @category Models */
+export interface Io {
+  readonly out: (text: string) => void
+  readonly err: (text: string) => void
+  /** Called with the session's interrupt once it exists, so a signal handler can stop the turn. */
+  readonly onInterruptReady?: (interrupt: () => void) => void
+}
+
+/** The kernel layers for a headless run: the Anthropic model from the environment, built-in tools, empty pipeline. @category Layers */
+export const layer: Layer.Layer<
+  ModelClient.ModelClient | Pipeline.Pipeline | ToolRuntime.ToolRuntime | ToolRegistry.ToolRegistry,
+  AnthropicModel.MissingCredentials | ConfigError
+> = Layer.mergeAll(
+  AnthropicModel.layerConfig,
+  Pipeline.layerEmpty,
+  ToolRuntime.layer()
+).pipe(
+  Layer.provideMerge(BuiltinTools.layer()),
+  Layer.provide(NodeContext.layer)
+)
+
+/**
+ * Runs one headless turn for `prompt` and prints its output. Returns the process exit code.
+ *
+ * @category Running
+ */
+export const run = async (flags: Flags, prompt: string, io: Io): Promise<number> => {
+  const cwd = process.cwd()
+  const program = Effect.gen(function*() {
+    const model = flags.model ?? (yield* AnthropicModel.modelConfig)
+    const session = yield* Session.make({
+      model,
+      cwd,
+      maxTurns: flags.maxTurns,
+      includePartialMessages: flags.includePartialMessages,
+      systemPrompt: flags.systemPrompt ??
+        (flags.appendSystemPrompt !== undefined
+          ? `${Session.defaultSystemPrompt(cwd)}\n\n${flags.appendSystemPrompt}`
+          : undefined)
+    })
+    io.onInterruptReady?.(() => Effect.runFork(session.interrupt))
+    const messages: Array<SdkMessage.SdkMessage> = []
+    let result: SdkMessage.Result | undefined
+    yield* session.submit(prompt).pipe(Stream.runForEachChunk((chunk) =>
+      Effect.sync(() => {
+        let lines = ""
+        for (const message of chunk) {
+          if (message.type === "result") result = message
+          if (flags.outputFormat === "stream-json") lines += JSON.stringify(message) + "\n"
+          else if (flags.outputFormat === "json" && flags.verbose) messages.push(message)
+        }
+        if (lines.length > 0) io.out(lines)
+      })
+    ))
+    return { result, messages }
+  }).pipe(Effect.provide(layer))
+
+  const exit = await Effect.runPromiseExit(program)
+  if (Exit.isFailure(exit)) {
+    const failure = Cause.failureOption(exit.cause)
+    if (failure._tag === "Some") {
+      const error = failure.value
+      io.err(`keel: ${error._tag === "MissingCredentials" ? error.message : `invalid configuration: ${String(error)}`}\n`)
+    } else {
+      io.err(`keel: internal error: ${Cause.pretty(exit.cause)}\n`)
+    }
+    return 1
+  }
+  const { messages, result } = exit.value
+  if (result === undefined) {
+    io.err("keel: the turn ended without a result\n")
+    return 1
+  }
+  switch (flags.outputFormat) {
+    case "text":
+      if (result.is_error) io.err(`${result.result ?? result.errors?.join("\n") ?? "Execution error"}\n`)
+      else io.out(`${result.result ?? ""}\n`)
+      break
+    case "json":
+      io.out(JSON.stringify(flags.verbose ? messages : result) + "\n")
+      break
+    case "stream-json":
+      break
+  }
+  return result.is_error ? 1 : 0
+}

@@ -1,0 +1,10 @@
+/**
+ * The keel command line, as a library: flag parsing and headless runs.
+ *
+ * @since 0.1.0
+ */
+
+/** Flag parsing. */
+export * as Flags from "./Flags.js"
+/** Headless runs. */
+export * as Headless from "./Headless.js"

@@ -1,0 +1,204 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Invariants, Message, ModelError, Pipeline, Session, TestModel, Tool, ToolRegistry, ToolRuntime } from "@keel/core"
+import type { SdkMessage } from "@keel/core"
+import { Chunk, Effect, Fiber, Layer, Ref, Schema, Stream, TestClock } from "effect"
+
+const sleeper = Tool.make({
+  name: "Sleep",
+  description: "Sleeps",
+  input: Schema.Struct({ ms: Schema.Number }),
+  isReadOnly: true,
+  call: (input) => Effect.as(Effect.sleep(input.ms), `slept ${input.ms}`)
+})
+
+const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>) =>
+  Layer.mergeAll(
+    TestModel.layer(script),
+    Pipeline.layerEmpty,
+    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sleeper])))
+  )
+
+const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) =>
+  Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
+
+const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>): SdkMessage.Result => {
+  const last = messages[messages.length - 1]!
+  assert.strictEqual(last.type, "result")
+  return last as SdkMessage.Result
+}
+
+const options = { model: "claude-sonnet-4-5", cwd: "/work" } as const
+
+describe("Session", () => {
+  it.effect("a turn emits init, assistant, user (tool results), assistant, and one result with totals", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make({ ...options, sessionId: "s-1" })
+      const messages = yield* collect(session.submit("sleep a bit"))
+      assert.deepStrictEqual(messages.map((m) => m.type), ["system", "assistant", "user", "assistant", "result"])
+      assert.isTrue(messages.every((m) => m.session_id === "s-1"))
+      assert.strictEqual(new Set(messages.map((m) => m.uuid)).size, messages.length)
+      const init = messages[0] as SdkMessage.SystemInit
+      assert.deepStrictEqual([init.subtype, init.model, init.cwd, init.tools], ["init", "claude-sonnet-4-5", "/work", [
+        "Sleep"
+      ]])
+      const toolResult = messages[2] as SdkMessage.User
+      assert.deepStrictEqual(toolResult.message, {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "t1", content: "slept 0" }]
+      })
+      const result = resultOf(messages)
+      assert.strictEqual(result.subtype, "success")
+      assert.strictEqual(result.is_error, false)
+      assert.strictEqual(result.result, "All rested.")
+      assert.strictEqual(result.num_turns, 2)
+      assert.strictEqual(result.terminal_reason, "completed")
+      assert.strictEqual(result.stop_reason, "end_turn")
+      assert.strictEqual(result.usage.input_tokens, 30)
+      assert.strictEqual(result.usage.output_tokens, 12)
+      assert.strictEqual(result.usage.cache_read_input_tokens, 100)
+      // Sonnet: $3 in, $15 out, $0.30 cache read per million.
+      const cost = (30 * 3 + 12 * 15 + 100 * 0.3) / 1e6
+      assert.closeTo(result.total_cost_usd, cost, 1e-12)
+      assert.closeTo(result.modelUsage["claude-sonnet-4-5"]!.costUSD, cost, 1e-12)
+      assert.strictEqual(result.modelUsage["claude-sonnet-4-5"]!.inputTokens, 30)
+      assert.deepStrictEqual(result.permission_denials, [])
+      assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
+    }).pipe(Effect.provide(layerFor([
+      TestModel.reply([TestModel.toolUse("Sleep", { ms: 0 }, "t1")], {
+        model: "claude-sonnet-4-5",
+        usage: { input_tokens: 10, output_tokens: 4 }
+      }),
+      {
+        events: TestModel.text("All rested.", { model: "claude-sonnet-4-5" }).events.map((e) =>
+          e.type === "message_delta"
+            ? { ...e, usage: { ...e.usage, input_tokens: 20, output_tokens: 8, cache_read_input_tokens: 100 } }
+            : e
+        )
+      }
+    ]))))
+
+  it.effect("the second turn has no init; its usage is its own while modelUsage and cost are cumulative", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make(options)
+      const first = resultOf(yield* collect(session.submit("one")))
+      const second = yield* collect(session.submit("two"))
+      assert.deepStrictEqual(second.map((m) => m.type), ["assistant", "result"])
+      const result = resultOf(second)
+      assert.strictEqual(result.usage.input_tokens, 7)
+      assert.strictEqual(result.modelUsage["claude-sonnet-4-5"]!.inputTokens, 17)
+      assert.isAbove(result.total_cost_usd, first.total_cost_usd)
+      const history = yield* Ref.get(session.state.messages)
+      assert.deepStrictEqual(history.map((m) => m.role), ["user", "assistant", "user", "assistant"])
+    }).pipe(Effect.provide(layerFor([
+      TestModel.text("first", { model: "claude-sonnet-4-5", usage: { input_tokens: 10, output_tokens: 1 } }),
+      TestModel.text("second", { model: "claude-sonnet-4-5", usage: { input_tokens: 7, output_tokens: 1 } })
+    ]))))
+
+  it.effect("turns run one at a time: a second submit starts after the first's result", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make(options)
+      const order = yield* Ref.make<ReadonlyArray<string>>([])
+      const track = (name: string) => (s: Stream.Stream<SdkMessage.SdkMessage>) =>
+        s.pipe(Stream.runForEach((m) => Ref.update(order, (o) => [...o, `${name}:${m.type}`])))
+      const a = yield* Effect.fork(track("a")(session.submit("first")))
+      yield* Effect.yieldNow()
+      const b = yield* Effect.fork(track("b")(session.submit("second")))
+      yield* TestClock.adjust("5 seconds")
+      yield* Fiber.join(a)
+      yield* Fiber.join(b)
+      assert.deepStrictEqual(yield* Ref.get(order), [
+        "a:system",
+        "a:assistant",
+        "a:result",
+        "b:assistant",
+        "b:result"
+      ])
+      const requests = yield* Effect.flatMap(TestModel.TestModel, (t) => t.requests)
+      assert.deepStrictEqual(requests[1]!.messages.map((m) => m.role), ["user", "assistant", "user"])
+    }).pipe(Effect.provide(layerFor([
+      { ...TestModel.text("slow first"), delay: "5 seconds" },
+      TestModel.text("second")
+    ]))))
+
+  it.effect("duration_ms and duration_api_ms come from the Clock", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make(options)
+      const fiber = yield* Effect.fork(collect(session.submit("wait")))
+      yield* TestClock.adjust("2 seconds")
+      const result = resultOf(yield* Fiber.join(fiber))
+      assert.strictEqual(result.duration_ms, 2000)
+      assert.strictEqual(result.duration_api_ms, 2000)
+    }).pipe(Effect.provide(layerFor([{ ...TestModel.text("ok"), delay: "2 seconds" }]))))
+
+  it.effect("interrupt stops the running tool and ends with error_during_execution; the transcript stays valid", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make(options)
+      const fiber = yield* Effect.fork(collect(session.submit("sleep long")))
+      yield* TestClock.adjust("1 second")
+      yield* session.interrupt
+      const messages = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(messages.map((m) => m.type), ["system", "assistant", "user", "result"])
+      const result = resultOf(messages)
+      assert.strictEqual(result.subtype, "error_during_execution")
+      assert.strictEqual(result.is_error, true)
+      assert.strictEqual(result.terminal_reason, "aborted_tools")
+      assert.deepStrictEqual(result.errors, ["Interrupted by user"])
+      assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
+    }).pipe(Effect.provide(layerFor([TestModel.reply([TestModel.toolUse("Sleep", { ms: 3_600_000 })])]))))
+
+  it.effect("a model error ends as success + is_error with the API status and a readable message", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make(options)
+      const result = resultOf(yield* collect(session.submit("hi")))
+      assert.strictEqual(result.subtype, "success")
+      assert.strictEqual(result.is_error, true)
+      assert.strictEqual(result.api_error_status, 529)
+      assert.strictEqual(result.terminal_reason, "model_error")
+      assert.strictEqual(result.result, "API Error: Overloaded (HTTP 529): Overloaded [request req_1]")
+    }).pipe(Effect.provide(layerFor([
+      TestModel.fail(new ModelError.Overloaded({ message: "Overloaded", status: 529, requestId: "req_1" }))
+    ]))))
+
+  it.effect("maxTurns ends with error_max_turns", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make({ ...options, maxTurns: 1 })
+      const result = resultOf(yield* collect(session.submit("loop")))
+      assert.strictEqual(result.subtype, "error_max_turns")
+      assert.strictEqual(result.is_error, true)
+      assert.deepStrictEqual(result.errors, ["Reached max turns (1)"])
+      assert.strictEqual(result.num_turns, 1)
+    }).pipe(Effect.provide(layerFor([TestModel.reply([TestModel.toolUse("Sleep", { ms: 0 })])]))))
+
+  it.effect("stream_event messages carry the raw events only with includePartialMessages", () =>
+    Effect.gen(function*() {
+      const quiet = yield* Session.make(options)
+      const loud = yield* Session.make({ ...options, includePartialMessages: true })
+      const a = yield* collect(quiet.submit("x"))
+      const b = yield* collect(loud.submit("x"))
+      assert.strictEqual(a.filter((m) => m.type === "stream_event").length, 0)
+      const events = b.filter((m) => m.type === "stream_event") as Array<SdkMessage.PartialAssistant>
+      assert.deepStrictEqual(events.map((e) => e.event.type), [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop"
+      ])
+      assert.deepStrictEqual(b.map((m) => m.type).slice(-2), ["assistant", "result"])
+    }).pipe(Effect.provide(layerFor([TestModel.text("same"), TestModel.text("same")]))))
+
+  it.effect("history given to the session is the start of the conversation", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make({
+        ...options,
+        history: [Message.user("earlier"), new Message.AssistantMessage({ content: [Message.text("noted")] })]
+      })
+      yield* collect(session.submit("now"))
+      const requests = yield* Effect.flatMap(TestModel.TestModel, (t) => t.requests)
+      assert.deepStrictEqual(requests[0]!.messages.map((m) => Message.toParam(m).content), ["earlier", [{
+        type: "text",
+        text: "noted"
+      }], "now"])
+    }).pipe(Effect.provide(layerFor([TestModel.text("ok")]))))
+})

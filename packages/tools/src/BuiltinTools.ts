@@ -1,0 +1,29 @@
+/**
+ * The built-in tool set as a `ToolRegistry` layer.
+ *
+ * @since 0.1.0
+ */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import { ToolRegistry } from "@keel/core"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Read from "./Read.js"
+
+/** Every built-in tool. @category Constructors */
+export const all: Effect.Effect<ReadonlyArray<import("@keel/core").Tool.Any>, never, FileSystem.FileSystem | Path.Path> =
+  Effect.all([Read.make])
+
+/** Names of the built-in tools. @category Constants */
+export const names: ReadonlyArray<string> = ["Read"]
+
+/**
+ * A registry of the built-in tools, or of those named in `only` (in the order given). An unknown
+ * name in `only` is reported by the caller; here it is skipped.
+ *
+ * @category Layers
+ */
+export const layer = (
+  only?: ReadonlyArray<string>
+): Layer.Layer<ToolRegistry.ToolRegistry, never, FileSystem.FileSystem | Path.Path> =>
+  ToolRegistry.layerEffect(Effect.map(all, (tools) => only === undefined ? tools : tools.filter((t) => only.includes(t.name))))
