@@ -47,7 +47,7 @@ export const program = (version: string): Command =>
         "text"
       )
     )
-    .option("--model <model>", "model for this session (default: $ANTHROPIC_MODEL, else claude-sonnet-4-5)")
+    .option("--model <model>", "model for this session (default: $ANTHROPIC_MODEL, else claude-sonnet-4-6)")
     .option("--max-turns <n>", "most model calls in one turn", positiveInt("--max-turns"))
     .option("--verbose", "with --output-format json, print every message, not only the result", false)
     .option("--include-partial-messages", "with stream-json, add stream_event lines with the raw model events", false)

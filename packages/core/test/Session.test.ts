@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Invariants, Message, ModelError, Pipeline, Session, TestModel, Tool, ToolRegistry, ToolRuntime } from "@keel/core"
+import { Invariants, Message, ModelError, Pipeline, Pricing, Session, TestModel, Tool, ToolRegistry, ToolRuntime } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
 import { Chunk, Effect, Fiber, Layer, Ref, Schema, Stream, TestClock } from "effect"
 
@@ -27,7 +27,7 @@ const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>): SdkMessage.Re
   return last as SdkMessage.Result
 }
 
-const options = { model: "claude-sonnet-4-5", cwd: "/work" } as const
+const options = { model: "claude-sonnet-4-6", cwd: "/work" } as const
 
 describe("Session", () => {
   it.effect("a turn emits init, assistant, user (tool results), assistant, and one result with totals", () =>
@@ -38,7 +38,7 @@ describe("Session", () => {
       assert.isTrue(messages.every((m) => m.session_id === "s-1"))
       assert.strictEqual(new Set(messages.map((m) => m.uuid)).size, messages.length)
       const init = messages[0] as SdkMessage.SystemInit
-      assert.deepStrictEqual([init.subtype, init.model, init.cwd, init.tools], ["init", "claude-sonnet-4-5", "/work", [
+      assert.deepStrictEqual([init.subtype, init.model, init.cwd, init.tools], ["init", "claude-sonnet-4-6", "/work", [
         "Sleep"
       ]])
       const toolResult = messages[2] as SdkMessage.User
@@ -59,17 +59,17 @@ describe("Session", () => {
       // Sonnet: $3 in, $15 out, $0.30 cache read per million.
       const cost = (30 * 3 + 12 * 15 + 100 * 0.3) / 1e6
       assert.closeTo(result.total_cost_usd, cost, 1e-12)
-      assert.closeTo(result.modelUsage["claude-sonnet-4-5"]!.costUSD, cost, 1e-12)
-      assert.strictEqual(result.modelUsage["claude-sonnet-4-5"]!.inputTokens, 30)
+      assert.closeTo(result.modelUsage["claude-sonnet-4-6"]!.costUSD, cost, 1e-12)
+      assert.strictEqual(result.modelUsage["claude-sonnet-4-6"]!.inputTokens, 30)
       assert.deepStrictEqual(result.permission_denials, [])
       assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
     }).pipe(Effect.provide(layerFor([
       TestModel.reply([TestModel.toolUse("Sleep", { ms: 0 }, "t1")], {
-        model: "claude-sonnet-4-5",
+        model: "claude-sonnet-4-6",
         usage: { input_tokens: 10, output_tokens: 4 }
       }),
       {
-        events: TestModel.text("All rested.", { model: "claude-sonnet-4-5" }).events.map((e) =>
+        events: TestModel.text("All rested.", { model: "claude-sonnet-4-6" }).events.map((e) =>
           e.type === "message_delta"
             ? { ...e, usage: { ...e.usage, input_tokens: 20, output_tokens: 8, cache_read_input_tokens: 100 } }
             : e
@@ -85,13 +85,13 @@ describe("Session", () => {
       assert.deepStrictEqual(second.map((m) => m.type), ["assistant", "result"])
       const result = resultOf(second)
       assert.strictEqual(result.usage.input_tokens, 7)
-      assert.strictEqual(result.modelUsage["claude-sonnet-4-5"]!.inputTokens, 17)
+      assert.strictEqual(result.modelUsage["claude-sonnet-4-6"]!.inputTokens, 17)
       assert.isAbove(result.total_cost_usd, first.total_cost_usd)
       const history = yield* Ref.get(session.state.messages)
       assert.deepStrictEqual(history.map((m) => m.role), ["user", "assistant", "user", "assistant"])
     }).pipe(Effect.provide(layerFor([
-      TestModel.text("first", { model: "claude-sonnet-4-5", usage: { input_tokens: 10, output_tokens: 1 } }),
-      TestModel.text("second", { model: "claude-sonnet-4-5", usage: { input_tokens: 7, output_tokens: 1 } })
+      TestModel.text("first", { model: "claude-sonnet-4-6", usage: { input_tokens: 10, output_tokens: 1 } }),
+      TestModel.text("second", { model: "claude-sonnet-4-6", usage: { input_tokens: 7, output_tokens: 1 } })
     ]))))
 
   it.effect("turns run one at a time: a second submit starts after the first's result", () =>
@@ -201,4 +201,20 @@ describe("Session", () => {
         text: "noted"
       }], "now"])
     }).pipe(Effect.provide(layerFor([TestModel.text("ok")]))))
+})
+
+describe("Pricing", () => {
+  it("prices known models by their list price, including cache reads and writes", () => {
+    const usage = { inputTokens: 1_000_000, outputTokens: 1_000_000, cacheReadInputTokens: 1_000_000, cacheCreationInputTokens: 1_000_000, requests: 1 }
+    assert.closeTo(Pricing.costOf("claude-sonnet-4-6", usage), 3 + 15 + 0.3 + 3.75, 1e-9)
+    assert.closeTo(Pricing.costOf("claude-opus-4-1-20250805", usage), 15 + 75 + 1.5 + 18.75, 1e-9)
+    assert.closeTo(Pricing.costOf("claude-opus-4-6", usage), 5 + 25 + 0.5 + 6.25, 1e-9)
+  })
+
+  it("prices an unknown model at zero rather than at a relative's price", () => {
+    const usage = { inputTokens: 1000, outputTokens: 1000, cacheReadInputTokens: 0, cacheCreationInputTokens: 0, requests: 1 }
+    assert.strictEqual(Pricing.costOf("claude-opus-4-9", usage), 0)
+    assert.strictEqual(Pricing.costOf("some-local-model", usage), 0)
+    assert.strictEqual(Pricing.priceOf("claude-opus-4-9"), undefined)
+  })
 })

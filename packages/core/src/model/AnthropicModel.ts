@@ -20,7 +20,7 @@ import type { ModelRequest } from "./ModelRequest.js"
 import type { StreamEvent } from "./StreamEvent.js"
 
 /** The model used when neither a flag nor `ANTHROPIC_MODEL` names one. @category Configuration */
-export const DEFAULT_MODEL = "claude-sonnet-4-5"
+export const DEFAULT_MODEL = "claude-sonnet-4-6"
 
 /** Options of the Anthropic client. @category Models */
 export interface Options {

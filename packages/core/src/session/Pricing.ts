@@ -18,14 +18,23 @@ export interface Price {
 /** Prices by model id prefix; the longest matching prefix wins. @category Models */
 export type Table = ReadonlyArray<readonly [prefix: string, price: Price]>
 
-/** Anthropic's published list prices. @category Constants */
+/**
+ * Anthropic's published list prices. Prefixes are specific on purpose: a newer model that merely
+ * shares a family name (say a future `claude-opus-4-9`) is unknown, and prices at zero, rather than
+ * inheriting an older model's price. Pass a table of your own to price others.
+ *
+ * @category Constants
+ */
 export const defaultTable: Table = [
-  ["claude-opus-4-5", { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5 }],
   ["claude-opus-4-6", { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5 }],
-  ["claude-opus-4", { input: 15, output: 75, cacheWrite: 18.75, cacheRead: 1.5 }],
-  ["claude-sonnet-4", { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 }],
+  ["claude-opus-4-5", { input: 5, output: 25, cacheWrite: 6.25, cacheRead: 0.5 }],
+  ["claude-opus-4-1", { input: 15, output: 75, cacheWrite: 18.75, cacheRead: 1.5 }],
+  ["claude-opus-4-2025", { input: 15, output: 75, cacheWrite: 18.75, cacheRead: 1.5 }],
+  ["claude-sonnet-4-6", { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 }],
+  ["claude-sonnet-4-5", { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 }],
+  ["claude-sonnet-4-2025", { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 }],
   ["claude-3-7-sonnet", { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 }],
-  ["claude-haiku-4", { input: 1, output: 5, cacheWrite: 1.25, cacheRead: 0.1 }],
+  ["claude-haiku-4-5", { input: 1, output: 5, cacheWrite: 1.25, cacheRead: 0.1 }],
   ["claude-3-5-haiku", { input: 0.8, output: 4, cacheWrite: 1, cacheRead: 0.08 }]
 ]
 

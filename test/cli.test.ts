@@ -1,0 +1,276 @@
+/**
+ * End to end: the real `keel` binary (built, linked into node_modules/.bin by npm) and the real
+ * `@anthropic-ai/sdk`, against the loopback fake of the Messages API.
+ */
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as FakeAnthropic from "./support/FakeAnthropic.js"
+
+const keel = path.resolve(import.meta.dirname, "..", "node_modules", ".bin", "keel")
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const servers: Array<FakeAnthropic.FakeAnthropic> = []
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+})
+
+const fake = async (script: ReadonlyArray<FakeAnthropic.ScriptItem>) => {
+  const server = await FakeAnthropic.start(script)
+  servers.push(server)
+  return server
+}
+
+const workdir = () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-e2e-"))
+  fs.writeFileSync(path.join(dir, "README.md"), "# Demo project\n\nIt counts sheep.\nThree lines.\n")
+  return dir
+}
+
+const start = (
+  args: ReadonlyArray<string>,
+  options: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}
+): { child: ChildProcess; done: Promise<Run> } => {
+  const env: Record<string, string | undefined> = { ...process.env }
+  for (const k of Object.keys(env)) if (k.startsWith("ANTHROPIC_") || k === "API_TIMEOUT_MS") delete env[k]
+  Object.assign(env, options.env)
+  const child = spawn(keel, [...args], { cwd: options.cwd ?? workdir(), env, stdio: ["pipe", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  child.stdout!.on("data", (d) => (stdout += d))
+  child.stderr!.on("data", (d) => (stderr += d))
+  if (options.stdin !== undefined) child.stdin!.end(options.stdin)
+  else child.stdin!.end()
+  const done = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })))
+  return { child, done }
+}
+
+const run = (args: ReadonlyArray<string>, options: Parameters<typeof start>[1] = {}) => start(args, options).done
+
+const envFor = (server: FakeAnthropic.FakeAnthropic) => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" })
+
+const lines = (stdout: string): Array<any> => stdout.trim().split("\n").map((l) => JSON.parse(l))
+
+/** The Read round trip: the model asks for README.md, then answers from the tool result it got. */
+const readRoundTrip = (): Array<FakeAnthropic.ScriptItem> => [
+  FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: "README.md" }, id: "toolu_read" }], {
+    model: "claude-sonnet-4-6",
+    usage: { input_tokens: 100, output_tokens: 20 }
+  }),
+  (body) => {
+    const result = body.messages.at(-1).content[0]
+    const firstLine = String(result.content).split("\n")[0]!.replace(/^\s*\d+\t/, "")
+    return FakeAnthropic.textReply(`Summary: ${firstLine}`, {
+      model: "claude-sonnet-4-6",
+      usage: { input_tokens: 200, output_tokens: 10 }
+    })
+  }
+]
+
+describe("keel -p", () => {
+  it("makes a Read round trip and prints the answer (text output)", async () => {
+    const server = await fake(readRoundTrip())
+    const dir = workdir()
+    const r = await run(["-p", "read README.md and summarise it"], { env: envFor(server), cwd: dir })
+    assert.strictEqual(r.stderr, "")
+    assert.strictEqual(r.stdout, "Summary: # Demo project\n")
+    assert.strictEqual(r.code, 0)
+    assert.strictEqual(server.requests.length, 2)
+    const first = server.requests[0]!.body
+    assert.strictEqual(first.model, "claude-sonnet-4-6")
+    assert.strictEqual(first.stream, true)
+    assert.deepStrictEqual(first.tools.map((t: any) => t.name), ["Read"])
+    assert.deepStrictEqual(first.messages, [{ role: "user", content: "read README.md and summarise it" }])
+    assert.include(first.system, fs.realpathSync(dir))
+    const second = server.requests[1]!.body
+    assert.deepStrictEqual(second.messages.map((m: any) => m.role), ["user", "assistant", "user"])
+    assert.deepStrictEqual(second.messages[2].content, [{
+      type: "tool_result",
+      tool_use_id: "toolu_read",
+      content: "     1\t# Demo project\n     2\t\n     3\tIt counts sheep.\n     4\tThree lines."
+    }])
+  })
+
+  it("stream-json prints init, assistant, user, assistant and one result, in Claude Code's shape", async () => {
+    const server = await fake(readRoundTrip())
+    const dir = workdir()
+    const r = await run(["-p", "summarise", "--output-format", "stream-json"], { env: envFor(server), cwd: dir })
+    assert.strictEqual(r.code, 0)
+    const messages = lines(r.stdout)
+    assert.deepStrictEqual(messages.map((m) => m.subtype ? `${m.type}/${m.subtype}` : m.type), [
+      "system/init",
+      "assistant",
+      "user",
+      "assistant",
+      "result/success"
+    ])
+    const sessionId = messages[0].session_id
+    assert.match(sessionId, /^[0-9a-f-]{36}$/)
+    for (const m of messages) {
+      assert.strictEqual(m.session_id, sessionId)
+      assert.match(m.uuid, /^[0-9a-f-]{36}$/)
+    }
+    const init = messages[0]
+    assert.strictEqual(init.cwd, fs.realpathSync(dir))
+    assert.strictEqual(init.model, "claude-sonnet-4-6")
+    assert.deepStrictEqual(init.tools, ["Read"])
+    assert.strictEqual(init.permissionMode, "default")
+    assert.strictEqual(messages[1].message.content[0].type, "tool_use")
+    assert.strictEqual(messages[1].parent_tool_use_id, null)
+    assert.strictEqual(messages[2].message.content[0].tool_use_id, "toolu_read")
+    const result = messages[4]
+    assert.strictEqual(result.is_error, false)
+    assert.strictEqual(result.result, "Summary: # Demo project")
+    assert.strictEqual(result.num_turns, 2)
+    assert.strictEqual(result.stop_reason, "end_turn")
+    assert.strictEqual(result.terminal_reason, "completed")
+    assert.deepStrictEqual(result.permission_denials, [])
+    assert.strictEqual(result.usage.input_tokens, 300)
+    assert.strictEqual(result.usage.output_tokens, 30)
+    assert.closeTo(result.total_cost_usd, (300 * 3 + 30 * 15) / 1e6, 1e-12)
+    assert.strictEqual(result.modelUsage["claude-sonnet-4-6"].inputTokens, 300)
+    assert.isAtLeast(result.duration_ms, result.duration_api_ms)
+    assert.isNumber(result.duration_api_ms)
+  })
+
+  it("--include-partial-messages adds stream_event lines with the raw events", async () => {
+    const server = await fake([FakeAnthropic.textReply("hi", { chunkSize: 1 })])
+    const r = await run(["-p", "x", "--output-format", "stream-json", "--include-partial-messages"], {
+      env: envFor(server)
+    })
+    const events = lines(r.stdout).filter((m) => m.type === "stream_event").map((m) => m.event.type)
+    assert.deepStrictEqual(events, [
+      "message_start",
+      "content_block_start",
+      "content_block_delta",
+      "content_block_delta",
+      "content_block_stop",
+      "message_delta",
+      "message_stop"
+    ])
+  })
+
+  it("json prints the result object; with --verbose, every message", async () => {
+    const server = await fake([FakeAnthropic.textReply("one"), FakeAnthropic.textReply("two")])
+    const plain = await run(["-p", "x", "--output-format", "json"], { env: envFor(server) })
+    const result = JSON.parse(plain.stdout)
+    assert.strictEqual(result.type, "result")
+    assert.strictEqual(result.result, "one")
+    const verbose = await run(["-p", "x", "--output-format", "json", "--verbose"], { env: envFor(server) })
+    const all = JSON.parse(verbose.stdout)
+    assert.deepStrictEqual(all.map((m: any) => m.type), ["system", "assistant", "result"])
+  })
+
+  it("reads the prompt from stdin when none is given, and honours --model and --system-prompt", async () => {
+    const server = await fake([FakeAnthropic.textReply("ok")])
+    const r = await run(["-p", "--model", "claude-opus-4-5", "--system-prompt", "Be brief."], {
+      env: envFor(server),
+      stdin: "from stdin\n"
+    })
+    assert.strictEqual(r.code, 0)
+    const body = server.requests[0]!.body
+    assert.strictEqual(body.model, "claude-opus-4-5")
+    assert.strictEqual(body.system, "Be brief.")
+    assert.deepStrictEqual(body.messages, [{ role: "user", content: "from stdin\n" }])
+  })
+
+  it("an API error ends with is_error and exit code 1, saying what failed", async () => {
+    const server = await fake([FakeAnthropic.errorReply(529, "overloaded_error", "Overloaded")])
+    const text = await run(["-p", "x"], { env: envFor(server) })
+    assert.strictEqual(text.code, 1)
+    assert.strictEqual(text.stdout, "")
+    assert.strictEqual(text.stderr, "API Error: Overloaded (HTTP 529): Overloaded [request req_1]\n")
+  })
+
+  it("an API error in json output is success + is_error with api_error_status", async () => {
+    const server = await fake([FakeAnthropic.errorReply(529, "overloaded_error", "Overloaded")])
+    const r = await run(["-p", "x", "--output-format", "json"], { env: envFor(server) })
+    assert.strictEqual(r.code, 1)
+    const result = JSON.parse(r.stdout)
+    assert.deepStrictEqual([result.subtype, result.is_error, result.api_error_status], ["success", true, 529])
+  })
+
+  it("--max-turns ends with error_max_turns and exit code 1", async () => {
+    const again = () => FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: "README.md" } }])
+    const server = await fake([again, again, again])
+    const r = await run(["-p", "loop", "--max-turns", "2", "--output-format", "json"], { env: envFor(server) })
+    assert.strictEqual(r.code, 1)
+    const result = JSON.parse(r.stdout)
+    assert.strictEqual(result.subtype, "error_max_turns")
+    assert.strictEqual(result.num_turns, 2)
+    assert.deepStrictEqual(result.errors, ["Reached max turns (2)"])
+    assert.strictEqual(server.requests.length, 2)
+  })
+
+  it("an unreachable ANTHROPIC_BASE_URL is an error result naming the connection failure", async () => {
+    const server = await fake([])
+    const url = server.url
+    await server.close()
+    servers.length = 0
+    const r = await run(["-p", "x"], { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "k" } })
+    assert.strictEqual(r.code, 1)
+    assert.include(r.stderr, "ConnectionError: Could not reach the API: ECONNREFUSED")
+  })
+
+  it("SIGINT during a stalled stream ends the turn with a result and exit code 130", async () => {
+    const server = await fake([{ ...FakeAnthropic.textReply("never finishes"), stallAfter: 3 }])
+    const { child, done } = start(["-p", "x", "--output-format", "stream-json"], { env: envFor(server) })
+    let out = ""
+    child.stdout!.on("data", (d) => (out += d))
+    // Wait (bounded) until the request is in flight, then interrupt.
+    for (let i = 0; i < 200 && server.requests.length === 0; i++) await new Promise((r) => setTimeout(r, 25))
+    assert.strictEqual(server.requests.length, 1)
+    child.kill("SIGINT")
+    const r = await done
+    assert.strictEqual(r.code, 130)
+    const result = lines(out).at(-1)
+    assert.strictEqual(result.type, "result")
+    assert.strictEqual(result.subtype, "error_during_execution")
+    assert.strictEqual(result.terminal_reason, "aborted_streaming")
+  })
+})
+
+describe("keel usage errors", () => {
+  it("--version prints the version", async () => {
+    const r = await run(["--version"])
+    assert.deepStrictEqual([r.code, r.stdout], [0, "0.1.0\n"])
+  })
+
+  it("an unknown flag is exit code 2 with a one-line reason and a pointer to --help", async () => {
+    const r = await run(["-p", "x", "--frobnicate"])
+    assert.strictEqual(r.code, 2)
+    assert.strictEqual(r.stderr, "keel: unknown option '--frobnicate'\nRun keel --help for usage.\n")
+  })
+
+  it("a bad --max-turns or --output-format is exit code 2", async () => {
+    const turns = await run(["-p", "x", "--max-turns", "0"])
+    assert.strictEqual(turns.code, 2)
+    assert.include(turns.stderr, "--max-turns must be a positive whole number, got \"0\"")
+    const format = await run(["-p", "x", "--output-format", "yaml"])
+    assert.strictEqual(format.code, 2)
+    assert.include(format.stderr, "Allowed choices are text, json, stream-json")
+  })
+
+  it("no prompt at all is exit code 2", async () => {
+    const r = await run(["-p"])
+    assert.strictEqual(r.code, 2)
+    assert.include(r.stderr, "keel: no prompt.")
+  })
+
+  it("a missing API key is exit code 1 with how to set it, and no stack trace", async () => {
+    const r = await run(["-p", "x"])
+    assert.strictEqual(r.code, 1)
+    assert.strictEqual(
+      r.stderr,
+      "keel: ANTHROPIC_API_KEY is not set. Set it to your Anthropic API key (export ANTHROPIC_API_KEY=sk-ant-...), " +
+        "or set ANTHROPIC_AUTH_TOKEN, and ANTHROPIC_BASE_URL for a server other than api.anthropic.com.\n"
+    )
+  })
+})
