@@ -15,10 +15,10 @@ import {
   type ContentBlock,
   type StopReason,
   TextBlock,
-  ToolUseBlock,
-  Usage
+  ToolUseBlock
 } from "../../packages/core/src/message/Message.js"
 import { fromMessage, type StreamEvent } from "../../packages/core/src/model/StreamEvent.js"
+import * as TestModel from "../../packages/core/src/model/TestModel.js"
 
 /** The API's error body: `{"type":"error","error":{type,message}}`. */
 export interface ErrorDetail {
@@ -314,16 +314,16 @@ let counter = 0
 
 const isToolCall = (b: ToolCall | ContentBlock): b is ToolCall => !("type" in b)
 
-/** The assistant message a reply helper streams, with its defaults filled in. */
-export const message = (content: ReadonlyArray<ContentBlock>, options: ReplyOptions = {}): AssistantMessage =>
-  new AssistantMessage({
-    content,
-    id: options.id ?? `msg_fake_${++counter}`,
-    model: options.model ?? "claude-fake",
-    stop_reason: options.stopReason ?? (content.some((b) => b instanceof ToolUseBlock) ? "tool_use" : "end_turn"),
-    stop_sequence: null,
-    usage: new Usage(options.usage ?? { input_tokens: 10, output_tokens: 5 })
+/** The assistant message a reply helper streams: `TestModel.message`'s defaults, model `claude-fake`. */
+export const message = (content: ReadonlyArray<ContentBlock>, options: ReplyOptions = {}): AssistantMessage => {
+  const { id, model, stopReason, usage } = options
+  return TestModel.message(content, {
+    model: model ?? "claude-fake",
+    ...(id !== undefined ? { id } : {}),
+    ...(stopReason !== undefined ? { stopReason } : {}),
+    ...(usage !== undefined ? { usage } : {})
   })
+}
 
 const sseOptions = (options: ReplyOptions): SseOptions => {
   const { id: _id, model: _model, stopReason: _stopReason, usage: _usage, ...rest } = options

@@ -69,20 +69,47 @@ export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateP
 })
 
 /**
- * A `ModelClient` over an SDK client. The SDK parses the SSE stream; its events are handed to the
- * Effect side in chunks of one network read each, so the Effect cost is per read, not per event.
- * Closing the stream (end, failure, interruption) aborts the HTTP request.
+ * A `fetch` whose response body calls `onRead` each time its reader asks for the next network
+ * chunk. The SDK parses a chunk's events and hands them over before it reads again, so that call
+ * marks the end of a batch. (`highWaterMark: 0`: nothing is read ahead of the SDK's own request.)
+ */
+const fetchWithReadHook = (base: typeof fetch, onRead: () => void): typeof fetch => async (input, init) => {
+  const response = await base(input, init)
+  if (response.body === null) return response
+  const reader = response.body.getReader()
+  const body = new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      onRead()
+      try {
+        const { done, value } = await reader.read()
+        if (done) controller.close()
+        else controller.enqueue(value)
+      } catch (error) {
+        controller.error(error)
+      }
+    },
+    cancel: (reason) => reader.cancel(reason)
+  }, { highWaterMark: 0 })
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+}
+
+/**
+ * A `ModelClient` over an SDK client. The SDK parses the SSE stream; its events reach the Effect
+ * side in chunks of one network read each (see `internal/chunkedStream.ts`), so the Effect cost is
+ * per read, not per event. Closing the stream (end, failure, interruption) aborts the HTTP request.
+ * `baseFetch` is the `fetch` the client was given, if not the global one.
  *
  * @category Constructors
  */
-export const fromClient = (client: Anthropic): ModelClient["Type"] =>
+export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalThis.fetch): ModelClient["Type"] =>
   ModelClient.of({
     stream: (request) =>
       ChunkedStream.make<StreamEvent, ModelError.ModelError>((sink) => {
         const controller = new AbortController()
+        const perRequest = client.withOptions({ fetch: fetchWithReadHook(baseFetch, sink.flush) })
         const run = async () => {
           try {
-            const events = await client.messages.create(toBody(request), { signal: controller.signal })
+            const events = await perRequest.messages.create(toBody(request), { signal: controller.signal })
             let stopped = false
             for await (const event of events) {
               sink.push(event)

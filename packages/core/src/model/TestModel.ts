@@ -50,19 +50,28 @@ export interface ReplyOptions {
 
 let counter = 0
 
+/**
+ * A finished assistant message with test defaults: a fresh id, model `claude-test`, stop reason
+ * `tool_use` when it calls a tool and `end_turn` otherwise, 10 input and 5 output tokens.
+ *
+ * @category Constructors
+ */
+export const message = (
+  content: ReadonlyArray<ContentBlock>,
+  options: Omit<ReplyOptions, "chunkSize"> = {}
+): AssistantMessage =>
+  new AssistantMessage({
+    content,
+    id: options.id ?? `msg_test_${++counter}`,
+    model: options.model ?? "claude-test",
+    stop_reason: options.stopReason ?? (content.some((b) => b instanceof ToolUseBlock) ? "tool_use" : "end_turn"),
+    stop_sequence: null,
+    usage: new Usage(options.usage ?? { input_tokens: 10, output_tokens: 5 })
+  })
+
 /** A reply streaming a message with these content blocks. @category Constructors */
 export const reply = (content: ReadonlyArray<ContentBlock>, options: ReplyOptions = {}): Reply => ({
-  events: fromMessage(
-    new AssistantMessage({
-      content,
-      id: options.id ?? `msg_test_${++counter}`,
-      model: options.model ?? "claude-test",
-      stop_reason: options.stopReason ?? (content.some((b) => b instanceof ToolUseBlock) ? "tool_use" : "end_turn"),
-      stop_sequence: null,
-      usage: new Usage(options.usage ?? { input_tokens: 10, output_tokens: 5 })
-    }),
-    options.chunkSize !== undefined ? { chunkSize: options.chunkSize } : {}
-  )
+  events: fromMessage(message(content, options), options.chunkSize !== undefined ? { chunkSize: options.chunkSize } : {})
 })
 
 /** A reply with one text block. @category Constructors */

@@ -265,7 +265,9 @@ export const make = (
           Effect.suspend(() => {
             const out: Array<SdkMessage.SdkMessage> = []
             let complete: Extract<TurnEvent, { _tag: "TurnComplete" }> | undefined
-            for (const event of chunk) {
+            const events = Chunk.toReadonlyArray(chunk)
+            for (let i = 0; i < events.length; i++) {
+              const event = events[i]!
               if (event._tag === "TurnComplete") complete = event
               else {
                 const message = toMessage(event)

@@ -145,10 +145,13 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       const acc = Accumulator.make()
       const events: Stream.Stream<TurnEvent, ModelError> = client.stream(request).pipe(
         Stream.mapChunks((chunk) => {
-          for (const event of chunk) Accumulator.step(acc, event)
-          return emitStreamEvents
-            ? Chunk.map(chunk, (event): TurnEvent => ({ _tag: "StreamEvent", event }))
-            : Chunk.empty<TurnEvent>()
+          // Indexed loops over the backing array: a chunk's iterator costs more than the work per event.
+          const batch = Chunk.toReadonlyArray(chunk)
+          for (let i = 0; i < batch.length; i++) Accumulator.step(acc, batch[i]!)
+          if (!emitStreamEvents) return Chunk.empty<TurnEvent>()
+          const out = new Array<TurnEvent>(batch.length)
+          for (let i = 0; i < batch.length; i++) out[i] = { _tag: "StreamEvent", event: batch[i]! }
+          return Chunk.unsafeFromArray(out)
         })
       )
       const reports = Stream.fromIterable(prepared.reports.map((report) => TurnEvent.StageApplied({ report })))
