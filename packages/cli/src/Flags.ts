@@ -48,7 +48,7 @@ export const program = (version: string): Command =>
       )
     )
     .option("--model <model>", "model for this session (default: $ANTHROPIC_MODEL, else claude-sonnet-4-6)")
-    .option("--max-turns <n>", "most model calls in one turn", positiveInt("--max-turns"))
+    .option("--max-turns <n>", "most model calls in one turn (default 500)", positiveInt("--max-turns"))
     .option("--verbose", "with --output-format json, print every message, not only the result", false)
     .option("--include-partial-messages", "with stream-json, add stream_event lines with the raw model events", false)
     .option("--system-prompt <prompt>", "replace the default system prompt")

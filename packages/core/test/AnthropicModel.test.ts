@@ -262,7 +262,7 @@ describe("AnthropicModel against the fake Messages API", () => {
         }])
       }))
 
-    it.scopedLive("a connection closed mid-body fails with ConnectionError (undici: terminated) after the events", () =>
+    it.scopedLive("a connection closed mid-body (after the 200) fails with StreamTruncated after the events", () =>
       Effect.gen(function*() {
         const fake = yield* FakeAnthropic.scoped([
           { kind: "sse", events: scriptedEvents, truncateAfter: 4, truncateMode: "destroy" }
@@ -272,8 +272,8 @@ describe("AnthropicModel against the fake Messages API", () => {
         assert.deepStrictEqual(events, scriptedEvents.slice(0, 4))
         assert.strictEqual(failures.length, 1)
         const failure = failures[0]!
-        assert.strictEqual(failure._tag, "ConnectionError")
-        assert.strictEqual(failure.message, "The connection failed: terminated")
+        assert.strictEqual(failure._tag, "StreamTruncated")
+        assert.strictEqual(failure.message, "The stream broke off before message_stop: terminated")
         assert.strictEqual(fake.aborted, 0)
       }))
 

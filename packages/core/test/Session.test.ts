@@ -218,3 +218,17 @@ describe("Pricing", () => {
     assert.strictEqual(Pricing.priceOf("claude-opus-4-9"), undefined)
   })
 })
+
+describe("Session budgets", () => {
+  it.effect("without maxTurns a turn is still bounded, by DEFAULT_MAX_TURNS", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make(options)
+      const result = resultOf(yield* collect(session.submit("loop forever")))
+      assert.strictEqual(result.subtype, "error_max_turns")
+      assert.strictEqual(result.num_turns, Session.DEFAULT_MAX_TURNS)
+      assert.deepStrictEqual(result.errors, [`Reached max turns (${Session.DEFAULT_MAX_TURNS})`])
+    }).pipe(Effect.provide(layerFor(
+      Array.from({ length: Session.DEFAULT_MAX_TURNS + 1 }, () => () =>
+        TestModel.reply([TestModel.toolUse("Sleep", { ms: 0 })], { chunkSize: 64 }))
+    ))))
+})

@@ -107,10 +107,12 @@ export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalTh
       ChunkedStream.make<StreamEvent, ModelError.ModelError>((sink) => {
         const controller = new AbortController()
         const perRequest = client.withOptions({ fetch: fetchWithReadHook(baseFetch, sink.flush) })
+        let received = false
         const run = async () => {
           try {
             const events = await perRequest.messages.create(toBody(request), { signal: controller.signal })
             let stopped = false
+            received = true
             for await (const event of events) {
               sink.push(event)
               if (event.type === "message_stop") stopped = true
@@ -120,8 +122,15 @@ export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalTh
             if (controller.signal.aborted) return
             if (stopped) sink.end()
             else sink.fail(new ModelError.StreamTruncated({ message: "The stream ended before message_stop" }))
-          } catch (error) {
-            if (!controller.signal.aborted) sink.fail(ModelError.fromUnknown(error))
+          } catch (cause) {
+            if (controller.signal.aborted) return
+            const error = ModelError.fromUnknown(cause)
+            // After a 200 the stream is under way: a broken connection now means a truncated stream.
+            sink.fail(
+              received && error._tag === "ConnectionError"
+                ? new ModelError.StreamTruncated({ message: `The stream broke off before message_stop: ${error.cause ?? error.message}` })
+                : error
+            )
           }
         }
         void run()

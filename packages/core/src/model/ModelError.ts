@@ -54,7 +54,7 @@ export class StreamIdle extends Schema.TaggedError<StreamIdle>("@keel/ModelError
   message: Schema.String,
   idleMs: Schema.Number
 }) {}
-/** The stream ended before `message_stop`. @category Errors */
+/** The stream ended, or its connection broke after the 200, before `message_stop`. @category Errors */
 export class StreamTruncated extends Schema.TaggedError<StreamTruncated>("@keel/ModelError/StreamTruncated")(
   "StreamTruncated",
   { message: Schema.String }

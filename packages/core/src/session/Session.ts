@@ -32,6 +32,14 @@ export const VERSION = "0.1.0"
 /** Default output-token cap per request. @category Constants */
 export const DEFAULT_MAX_TOKENS = 32_000
 
+/**
+ * Default budget of model calls in one turn. A turn is bounded even when nobody set a limit: an
+ * agent that loops on tool calls stops with `error_max_turns` instead of running up cost unattended.
+ *
+ * @category Constants
+ */
+export const DEFAULT_MAX_TURNS = 500
+
 /** Default context window (tokens). @category Constants */
 export const DEFAULT_CONTEXT_WINDOW = 200_000
 
@@ -50,7 +58,7 @@ export interface Options {
   readonly sessionId?: string | undefined
   /** Earlier conversation to continue from. */
   readonly history?: ReadonlyArray<Message> | undefined
-  /** The most model calls per turn. */
+  /** The most model calls per turn (default {@link DEFAULT_MAX_TURNS}). */
   readonly maxTurns?: number | undefined
   readonly maxTokens?: number | undefined
   /** Replaces the default system prompt. */
@@ -133,6 +141,7 @@ export const make = (
     const initSent = yield* Ref.make(false)
     const pricing = options.pricing ?? Pricing.defaultTable
     const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
+    const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS
     const includePartial = options.includePartialMessages === true
 
     const init: SdkMessage.SystemInit = {
@@ -225,7 +234,7 @@ export const make = (
                   ...common,
                   subtype: "error_max_turns",
                   is_error: true,
-                  errors: [`Reached max turns (${options.maxTurns})`]
+                  errors: [`Reached max turns (${maxTurns})`]
                 } as const
               case "aborted_streaming":
               case "aborted_tools":
@@ -284,7 +293,7 @@ export const make = (
         const turn = TurnLoop.run({
           model: options.model,
           maxTokens,
-          maxTurns: options.maxTurns,
+          maxTurns,
           system: options.systemPrompt ?? defaultSystemPrompt(options.cwd),
           cwd: options.cwd,
           params: options.params,

@@ -68,6 +68,10 @@ interface Planned {
 /** Builds the runtime over a registry. @category Constructors */
 export const make = (registry: ToolRegistry["Type"], options: Options = {}): Service => {
   const maxConcurrency = options.maxConcurrency ?? 10
+  // One decoder per tool, built once: building a decoder walks the schema.
+  const decoders = new Map(
+    registry.tools.map((tool) => [tool, Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "ignore" })])
+  )
 
   const plan = (call: ToolCall): Planned => {
     const tool = registry.get(call.block.name)
@@ -82,7 +86,7 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}): Ser
         safe: true
       }
     }
-    const decoded = Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "ignore" })(call.block.input)
+    const decoded = decoders.get(tool)!(call.block.input)
     if (decoded._tag === "Left") {
       return {
         call,
