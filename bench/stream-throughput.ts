@@ -25,8 +25,9 @@ import {
   TurnLoop
 } from "@keel/core"
 import { Effect, Layer, ManagedRuntime, Redacted, Schema, Stream } from "effect"
-import { spawn } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { once } from "node:events"
+import { cpus } from "node:os"
 import * as readline from "node:readline"
 import { eventsFor } from "./scenario.js"
 
@@ -45,9 +46,13 @@ const sink = Tool.make({
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const main = async () => {
-  const server = spawn(process.execPath, ["--import", "tsx", new URL("./serve.ts", import.meta.url).pathname], {
-    stdio: ["ignore", "pipe", "inherit"]
-  })
+  // On a machine with taskset and 2+ cores, the client runs on core 0 and the server on core 1, so
+  // that neither migrates onto the other's core mid-run (the largest source of noise here).
+  const pin = cpus().length >= 2 && spawnSync("taskset", ["-p", "-c", "0", String(process.pid)]).status === 0
+  const serverArgs = [process.execPath, "--import", "tsx", new URL("./serve.ts", import.meta.url).pathname]
+  const server = pin
+    ? spawn("taskset", ["-c", "1", ...serverArgs], { stdio: ["ignore", "pipe", "inherit"] })
+    : spawn(serverArgs[0]!, serverArgs.slice(1), { stdio: ["ignore", "pipe", "inherit"] })
   const [first] = (await once(readline.createInterface({ input: server.stdout! }), "line")) as [string]
   const url = first.split("=")[1]!
   const client = new Anthropic({ apiKey: "bench", baseURL: url, maxRetries: 0 })
@@ -142,7 +147,7 @@ const main = async () => {
   const line = (cells: Array<string>) => cells.map((c, i) => c.padStart(widths[i]!)).join("  ")
   console.log(
     `node ${process.version}, median of ${runs} interleaved runs after 3 warm-ups (best/best: fastest runs), ` +
-      "loopback fake API in a child process, 64 KB writes"
+      `loopback fake API in a child process, 64 KB writes${pin ? ", client on core 0 and server on core 1" : ""}`
   )
   console.log(line(header))
   for (const row of rows) console.log(line(row))

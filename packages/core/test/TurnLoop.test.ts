@@ -78,7 +78,9 @@ const runTurn = (
     Effect.provide(layer)
   ) as Effect.Effect<ReadonlyArray<Event>>
 
-const tags = (events: ReadonlyArray<Event>) => events.filter((e) => e._tag !== "StreamEvent").map((e) => e._tag)
+const tags = (events: ReadonlyArray<Event>) => events.filter((e) => e._tag !== "StreamEvents").map((e) => e._tag)
+const rawEvents = (events: ReadonlyArray<Event>) =>
+  events.flatMap((e) => (e._tag === "StreamEvents" ? e.events : []))
 const last = (events: ReadonlyArray<Event>) => events[events.length - 1]!
 const complete = (events: ReadonlyArray<Event>) => {
   const e = last(events)
@@ -93,7 +95,7 @@ describe("TurnLoop", () => {
       const { layer, state } = yield* setup([TestModel.text("Hi there", { chunkSize: 3 })])
       const events = yield* runTurn(layer)
       assert.deepStrictEqual(tags(events), ["Assistant", "TurnComplete"])
-      const raw = events.filter((e) => e._tag === "StreamEvent")
+      const raw = rawEvents(events)
       assert.strictEqual(raw.length, 8) // message_start, block start, 3 deltas, block stop, message_delta, message_stop
       const done = complete(events)
       assert.strictEqual(done.reason, "completed")
@@ -263,7 +265,7 @@ describe("TurnLoop", () => {
       yield* Deferred.succeed(stop, undefined)
       const events = yield* Fiber.join(fiber)
       assert.strictEqual(complete(events).reason, "aborted_streaming")
-      assert.strictEqual(events.filter((e) => e._tag === "StreamEvent").length, 3)
+      assert.strictEqual(rawEvents(events).length, 3)
       assert.deepStrictEqual((yield* Ref.get(state.messages)).map((m) => m.role), ["user"])
     }))
 

@@ -242,11 +242,19 @@ export const make = (
             }
           })
 
-        /** The SDK messages for one loop event, except `TurnComplete` (which needs the clock and refs). */
+        /** Appends the SDK messages for one loop event, except `TurnComplete` (which needs the clock and refs). */
+        const toMessages = (event: Exclude<TurnEvent, { _tag: "TurnComplete" }>, out: Array<SdkMessage.SdkMessage>) => {
+          const message = toMessage(event)
+          if (message !== undefined) out.push(message)
+          else if (event._tag === "StreamEvents") {
+            for (const e of event.events) out.push({ type: "stream_event", event: e, uuid: crypto.randomUUID(), ...stamp })
+          }
+        }
+
         const toMessage = (event: Exclude<TurnEvent, { _tag: "TurnComplete" }>): SdkMessage.SdkMessage | undefined => {
           switch (event._tag) {
-            case "StreamEvent":
-              return { type: "stream_event", event: event.event, uuid: crypto.randomUUID(), ...stamp }
+            case "StreamEvents":
+              return undefined
             case "Assistant": {
               const u = event.message.usage
               if (u !== undefined) {
@@ -270,7 +278,7 @@ export const make = (
         }
 
         // One effect per chunk of loop events, not per event.
-        const toMessages = (chunk: Chunk.Chunk<TurnEvent>): Effect.Effect<Chunk.Chunk<SdkMessage.SdkMessage>> =>
+        const chunkToMessages = (chunk: Chunk.Chunk<TurnEvent>): Effect.Effect<Chunk.Chunk<SdkMessage.SdkMessage>> =>
           Effect.suspend(() => {
             const out: Array<SdkMessage.SdkMessage> = []
             let complete: Extract<TurnEvent, { _tag: "TurnComplete" }> | undefined
@@ -278,10 +286,7 @@ export const make = (
             for (let i = 0; i < events.length; i++) {
               const event = events[i]!
               if (event._tag === "TurnComplete") complete = event
-              else {
-                const message = toMessage(event)
-                if (message !== undefined) out.push(message)
-              }
+              else toMessages(event, out)
             }
             if (complete === undefined) return Effect.succeed(Chunk.unsafeFromArray(out))
             return Effect.map(toResult(complete), (result) => {
@@ -300,7 +305,7 @@ export const make = (
           interrupt: Deferred.await(signal),
           emitStreamEvents: includePartial
         }).pipe(
-          Stream.mapChunksEffect(toMessages),
+          Stream.mapChunksEffect(chunkToMessages),
           Stream.provideService(SessionState.SessionState, state),
           Stream.provideContext(context)
         )

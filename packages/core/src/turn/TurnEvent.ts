@@ -1,5 +1,6 @@
 /**
- * What the turn loop emits: raw model stream events as they arrive, each final assistant message,
+ * What the turn loop emits: raw model stream events as they arrive (in batches, one per network
+ * read, so a consumer pays per batch and not per event), each final assistant message,
  * the tool results that answer it, stage reports, and exactly one `TurnComplete` at the end.
  *
  * @since 0.1.0
@@ -21,8 +22,8 @@ export type TerminalReason = "completed" | "max_turns" | "model_error" | "aborte
 
 /** @category Models */
 export type TurnEvent = Data.TaggedEnum<{
-  /** A raw model stream event. */
-  StreamEvent: { readonly event: StreamEvent }
+  /** Raw model stream events, in order, as they arrived (never empty). */
+  StreamEvents: { readonly events: ReadonlyArray<StreamEvent> }
   /** A finished assistant message (already in the conversation). */
   Assistant: { readonly message: AssistantMessage }
   /** The tool results answering the previous assistant message (already in the conversation). */

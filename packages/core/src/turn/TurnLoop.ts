@@ -41,7 +41,7 @@ export interface Options {
   readonly params?: Readonly<Record<string, unknown>> | undefined
   /** When this effect completes, the turn stops: the model stream and running tools are interrupted. */
   readonly interrupt?: Effect.Effect<void> | undefined
-  /** Emit raw `StreamEvent`s (default true). Off saves one object per event for consumers that ignore them. */
+  /** Emit raw events as `StreamEvents` batches (default true). */
   readonly emitStreamEvents?: boolean | undefined
 }
 
@@ -148,10 +148,9 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
           // Indexed loops over the backing array: a chunk's iterator costs more than the work per event.
           const batch = Chunk.toReadonlyArray(chunk)
           for (let i = 0; i < batch.length; i++) Accumulator.step(acc, batch[i]!)
-          if (!emitStreamEvents) return Chunk.empty<TurnEvent>()
-          const out = new Array<TurnEvent>(batch.length)
-          for (let i = 0; i < batch.length; i++) out[i] = { _tag: "StreamEvent", event: batch[i]! }
-          return Chunk.unsafeFromArray(out)
+          return emitStreamEvents && batch.length > 0
+            ? Chunk.of<TurnEvent>({ _tag: "StreamEvents", events: batch })
+            : Chunk.empty<TurnEvent>()
         })
       )
       const reports = Stream.fromIterable(prepared.reports.map((report) => TurnEvent.StageApplied({ report })))
