@@ -108,10 +108,13 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
         return Stream.fromIterable(events)
       }))
 
+    /** Adds the time since `startedAt` to the session's API time. */
+    const recordApiTime = (startedAt: number) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(session.apiDurationMs, (d) => d + now - startedAt))
+
     const afterModel = (acc: Accumulator.State, startedAt: number): Stream.Stream<TurnEvent> =>
       Stream.unwrap(Effect.gen(function*() {
-        const elapsed = (yield* Clock.currentTimeMillis) - startedAt
-        yield* Ref.update(session.apiDurationMs, (d) => d + elapsed)
+        yield* recordApiTime(startedAt)
         const result = Accumulator.finish(acc)
         const message = result.message
         lastMessage = message
@@ -158,11 +161,7 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
         reports,
         Stream.concat(events, Stream.suspend(() => afterModel(acc, startedAt))).pipe(
           Stream.catchAll((error) =>
-            Stream.unwrap(Effect.gen(function*() {
-              const elapsed = (yield* Clock.currentTimeMillis) - startedAt
-              yield* Ref.update(session.apiDurationMs, (d) => d + elapsed)
-              return Stream.make(complete("model_error", error))
-            }))
+            Stream.fromEffect(Effect.as(recordApiTime(startedAt), complete("model_error", error)))
           )
         )
       )
