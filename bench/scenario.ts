@@ -61,3 +61,16 @@ export const eventsFor = (model: string): Array<Event> => {
   const [, shape, n] = model.split("-")
   return shape === "tool" ? toolEvents(Number(n)) : textEvents(Number(n))
 }
+
+const sizes = new Map<string, number>()
+
+/** The size in bytes of the SSE body for a model name (as bench/serve.ts frames it). */
+export const bodyBytes = (model: string): number => {
+  let size = sizes.get(model)
+  if (size === undefined) {
+    size = 0
+    for (const event of eventsFor(model)) size += `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`.length
+    sizes.set(model, size)
+  }
+  return size
+}

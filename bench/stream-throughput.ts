@@ -9,7 +9,8 @@
  * warm-ups each, 11 timed runs of each. The table gives the median wall time of each, the ratio of
  * medians, the ratio of the fastest runs (the steadiest figure on a noisy machine), and the ratio of
  * this process's median CPU time. The server runs in a child process (bench/serve.ts) so its work
- * is not measured.
+ * is not measured. "kernel alone" runs the same turn loop on a model that replays already-parsed
+ * events in chunks of one 64 KB read's worth: the kernel's own cost per event, without SDK or socket.
  *
  * Run: npm run bench   (KEEL_BENCH_N=20000,200000 KEEL_BENCH_RUNS=11 to change)
  */
@@ -17,6 +18,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import {
   AnthropicModel,
   Message,
+  ModelClient,
   Pipeline,
   SessionState,
   Tool,
@@ -24,12 +26,12 @@ import {
   ToolRuntime,
   TurnLoop
 } from "@keel/core"
-import { Effect, Layer, ManagedRuntime, Redacted, Schema, Stream } from "effect"
+import { Chunk, Effect, Layer, ManagedRuntime, Redacted, Schema, Stream } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import { once } from "node:events"
 import { cpus } from "node:os"
 import * as readline from "node:readline"
-import { eventsFor } from "./scenario.js"
+import { bodyBytes, eventsFor } from "./scenario.js"
 
 
 const sizes = (process.env.KEEL_BENCH_N ?? "20000,200000").split(",").map(Number)
@@ -71,8 +73,30 @@ const main = async () => {
   )
   // Built once, as an embedder would: the SDK client and tool definitions are made here, not per turn.
   const runtime = ManagedRuntime.make(kernelLayer)
-  const kernel = (model: string, expected: number) => (): Promise<number> =>
-    runtime.runPromise(Effect.gen(function*() {
+  // The same loop on a model that replays already-parsed events in chunks of one 64 KB read's worth:
+  // what the kernel itself costs per event, without the SDK, the socket or the server.
+  const memoryLayer = Layer.mergeAll(
+    Layer.succeed(ModelClient.ModelClient, {
+      stream: (request) => {
+        const events = eventsFor(request.model)
+        const perRead = Math.max(1, Math.floor((64 * 1024 * events.length) / bodyBytes(request.model)))
+        return Stream.fromChunks(...Chunk.toReadonlyArray(Chunk.chunksOf(Chunk.unsafeFromArray(events), perRead)))
+      }
+    }),
+    Pipeline.layerEmpty,
+    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sink])))
+  )
+  const memoryRuntime = ManagedRuntime.make(memoryLayer)
+  const turn = (
+    rt: ManagedRuntime.ManagedRuntime<
+      ModelClient.ModelClient | Pipeline.Pipeline | ToolRuntime.ToolRuntime | ToolRegistry.ToolRegistry,
+      unknown
+    >,
+    model: string,
+    expected: number
+  ) =>
+  (): Promise<number> =>
+    rt.runPromise(Effect.gen(function*() {
       const state = yield* SessionState.make("bench", [Message.user("go")])
       let count = 0
       yield* TurnLoop.run({ model, maxTokens: 1024, maxTurns: 1, cwd: process.cwd() }).pipe(
@@ -100,17 +124,22 @@ const main = async () => {
       const model = `bench-${key}-${n}`
       const events = eventsFor(model)
       const sdk = raw(model)
-      const run = kernel(model, key === "text" ? 2 : 3)
+      const run = turn(runtime, model, key === "text" ? 2 : 3)
+      const inMemory = turn(memoryRuntime, model, key === "text" ? 2 : 3)
       for (let i = 0; i < 3; i++) {
         await sdk()
         await run()
+        await inMemory()
       }
       const rawT: Array<{ wall: number; cpu: number }> = []
       const kernelT: Array<{ wall: number; cpu: number }> = []
+      const memoryT: Array<{ wall: number; cpu: number }> = []
       for (let i = 0; i < runs; i++) {
         rawT.push(await time(sdk))
         kernelT.push(await time(run))
+        memoryT.push(await time(inMemory))
       }
+      const m = median(memoryT.map((t) => t.wall))
       const r = median(rawT.map((t) => t.wall))
       const k = median(kernelT.map((t) => t.wall))
       const best = (ts: Array<{ wall: number }>) => Math.min(...ts.map((t) => t.wall))
@@ -125,11 +154,13 @@ const main = async () => {
         (best(kernelT) / best(rawT)).toFixed(2),
         (kc / rc).toFixed(2),
         ((r * 1000) / events.length).toFixed(2),
-        ((k * 1000) / events.length).toFixed(2)
+        ((k * 1000) / events.length).toFixed(2),
+        ((m * 1000) / events.length).toFixed(2)
       ])
     }
   }
   await runtime.dispose()
+  await memoryRuntime.dispose()
   server.kill("SIGTERM")
 
   const header = [
@@ -141,7 +172,8 @@ const main = async () => {
     "best/best",
     "CPU kernel/raw",
     "raw µs/event",
-    "kernel µs/event"
+    "kernel µs/event",
+    "kernel alone µs/event"
   ]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: Array<string>) => cells.map((c, i) => c.padStart(widths[i]!)).join("  ")
