@@ -11,10 +11,10 @@ import * as Stream from "effect/Stream"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
-import { demo, summarize } from "../../../test/support/fake-api-cli.js"
-import * as FakeAnthropic from "../../../test/support/FakeAnthropic.js"
+import { demo, summarize } from "./support/fake-api-cli.js"
+import * as FakeAnthropic from "./support/FakeAnthropic.js"
 
-const root = path.resolve(import.meta.dirname, "..", "..", "..")
+const root = path.resolve(import.meta.dirname, "..")
 
 const post = (url: string, body: unknown, init: RequestInit = {}) =>
   Effect.promise(async () => {
