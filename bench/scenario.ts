@@ -56,10 +56,17 @@ export const toolEvents = (n: number): Array<Event> => {
   return [...events, ...tail("tool_use")]
 }
 
-/** The events for a model name `bench-<shape>-<n>`. */
+const cache = new Map<string, Array<Event>>()
+
+/** The events for a model name `bench-<shape>-<n>` (built once per name). */
 export const eventsFor = (model: string): Array<Event> => {
-  const [, shape, n] = model.split("-")
-  return shape === "tool" ? toolEvents(Number(n)) : textEvents(Number(n))
+  let events = cache.get(model)
+  if (events === undefined) {
+    const [, shape, n] = model.split("-")
+    events = shape === "tool" ? toolEvents(Number(n)) : textEvents(Number(n))
+    cache.set(model, events)
+  }
+  return events
 }
 
 const sizes = new Map<string, number>()

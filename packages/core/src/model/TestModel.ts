@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -109,10 +110,10 @@ const play = (r: Reply): Stream.Stream<StreamEvent, ModelError> => {
  */
 export const layer = (script: ReadonlyArray<ScriptItem>): Layer.Layer<ModelClient | TestModel> =>
   Layer.effectContext(Effect.gen(function*() {
-    const requests = yield* Ref.make<ReadonlyArray<ModelRequest>>([])
+    const requests = yield* Ref.make(Chunk.empty<ModelRequest>())
     const client = ModelClient.of({
       stream: (request) =>
-        Stream.unwrap(Ref.modify(requests, (rs) => [rs.length, [...rs, request]]).pipe(Effect.map((n) => {
+        Stream.unwrap(Ref.modify(requests, (rs) => [rs.length, Chunk.append(rs, request)]).pipe(Effect.map((n) => {
           const item = script[n]
           if (item === undefined) {
             return Stream.dieMessage(`TestModel: no scripted reply for request ${n + 1} (script has ${script.length})`)
@@ -120,5 +121,5 @@ export const layer = (script: ReadonlyArray<ScriptItem>): Layer.Layer<ModelClien
           return play(typeof item === "function" ? item(request) : item)
         })))
     })
-    return Context.make(ModelClient, client).pipe(Context.add(TestModel, { requests: Ref.get(requests) }))
+    return Context.make(ModelClient, client).pipe(Context.add(TestModel, { requests: Effect.map(Ref.get(requests), Chunk.toReadonlyArray) }))
   }))
