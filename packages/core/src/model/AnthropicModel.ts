@@ -108,6 +108,7 @@ export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalTh
         const controller = new AbortController()
         const perRequest = client.withOptions({ fetch: fetchWithReadHook(baseFetch, sink.flush) })
         let received = false
+        let settled = false
         const run = async () => {
           try {
             const events = await perRequest.messages.create(toBody(request), { signal: controller.signal })
@@ -119,10 +120,12 @@ export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalTh
               const full = sink.ready()
               if (full !== undefined) await full
             }
+            settled = true
             if (controller.signal.aborted) return
             if (stopped) sink.end()
             else sink.fail(new ModelError.StreamTruncated({ message: "The stream ended before message_stop" }))
           } catch (cause) {
+            settled = true
             if (controller.signal.aborted) return
             const error = ModelError.fromUnknown(cause)
             // After a 200 the stream is under way: a broken connection now means a truncated stream.
@@ -134,7 +137,10 @@ export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalTh
           }
         }
         void run()
-        return () => controller.abort()
+        // Abort only a request still open: an abort builds a DOMException and wakes every listener.
+        return () => {
+          if (!settled) controller.abort()
+        }
       })
   })
 
