@@ -88,8 +88,9 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       return Ref.update(session.messages, (ms) => [...ms, message])
     })
 
-    const runTools = (result: Accumulator.Result): Stream.Stream<TurnEvent> =>
-      Stream.unwrap(Effect.gen(function*() {
+    /** Runs the tool calls of `result`; the events that follow them. */
+    const runTools = (result: Accumulator.Result): Effect.Effect<Array<TurnEvent>> =>
+      Effect.gen(function*() {
         const uses = result.message.toolUses
         phase = "tools"
         const results = new Map<string, ToolResultBlock>()
@@ -105,15 +106,19 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
         yield* Ref.update(session.messages, (ms) => [...ms, message])
         const events: Array<TurnEvent> = [TurnEvent.ToolResults({ message })]
         if (iteration >= maxTurns) events.push(complete("max_turns"))
-        return Stream.fromIterable(events)
-      }))
+        return events
+      })
 
     /** Adds the time since `startedAt` to the session's API time. */
     const recordApiTime = (startedAt: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(session.apiDurationMs, (d) => d + now - startedAt))
 
-    const afterModel = (acc: Accumulator.State, startedAt: number): Stream.Stream<TurnEvent> =>
-      Stream.unwrap(Effect.gen(function*() {
+    /** The answer whose tool calls run next, if it made any. */
+    let toolCalls: Accumulator.Result | undefined
+
+    /** Once the model's answer is complete: record it, and emit it before its tools run. */
+    const afterModel = (acc: Accumulator.State, startedAt: number): Effect.Effect<Array<TurnEvent>> =>
+      Effect.gen(function*() {
         yield* recordApiTime(startedAt)
         const result = Accumulator.finish(acc)
         const message = result.message
@@ -123,10 +128,11 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
           const usage = message.usage
           yield* Ref.update(session.usage, (u) => addUsage(u, message.model ?? options.model, usage))
         }
-        const assistant = Stream.make(TurnEvent.Assistant({ message }))
-        if (message.toolUses.length === 0) return Stream.concat(assistant, Stream.make(complete("completed")))
-        return Stream.concat(assistant, runTools(result))
-      }))
+        const assistant = TurnEvent.Assistant({ message })
+        if (message.toolUses.length === 0) return [assistant, complete("completed")]
+        toolCalls = result
+        return [assistant]
+      })
 
     const iterate: Stream.Stream<TurnEvent> = Stream.unwrap(Effect.gen(function*() {
       iteration++
@@ -156,15 +162,17 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
             : Chunk.empty<TurnEvent>()
         })
       )
-      const reports = Stream.fromIterable(prepared.reports.map((report) => TurnEvent.StageApplied({ report })))
-      return Stream.concat(
-        reports,
-        Stream.concat(events, Stream.suspend(() => afterModel(acc, startedAt))).pipe(
-          Stream.catchAll((error) =>
-            Stream.fromEffect(Effect.as(recordApiTime(startedAt), complete("model_error", error)))
-          )
+      const tools = Stream.fromIterableEffect(Effect.suspend(() => {
+        const result = toolCalls
+        toolCalls = undefined
+        return result === undefined ? Effect.succeed([]) : runTools(result)
+      }))
+      const answer = Stream.concat(events, Stream.fromIterableEffect(Effect.suspend(() => afterModel(acc, startedAt))))
+        .pipe(
+          Stream.catchAll((error) => Stream.fromEffect(Effect.as(recordApiTime(startedAt), complete("model_error", error))))
         )
-      )
+      const reports = prepared.reports.map((report) => TurnEvent.StageApplied({ report }))
+      return Stream.concat(reports.length === 0 ? answer : Stream.concat(Stream.fromIterable(reports), answer), tools)
     }))
 
     const loop = Stream.repeatEffectOption(
