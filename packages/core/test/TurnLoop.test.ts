@@ -329,4 +329,20 @@ describe("TurnLoop", () => {
       assert.strictEqual(done.iterations, 51)
       assert.strictEqual((yield* Ref.get(state.messages)).length, 1 + 50 * 2 + 1)
     }))
+
+  it.scoped("a consumer that stops pulling holds the loop back (the event buffer is bounded)", () =>
+    Effect.gen(function*() {
+      const again = () => TestModel.reply([TestModel.toolUse("Echo", { text: "x" })])
+      const { layer } = yield* setup(Array.from({ length: 300 }, () => again))
+      const requests = yield* Effect.gen(function*() {
+        const pull = yield* Stream.toPull(TurnLoop.run({ model: "claude-test", maxTokens: 1000, cwd: "/tmp" }))
+        yield* pull
+        // adjust waits until every fiber is done or suspended: the loop runs as far as it can.
+        yield* TestClock.adjust("1 second")
+        return yield* Effect.flatMap(TestModel.TestModel, (t) => t.requests)
+      }).pipe(Effect.provide(layer))
+      // Each iteration emits 3 events; a buffer of MAILBOX_CAPACITY lets the loop get only that far ahead.
+      assert.isAtMost(requests.length, Math.ceil(TurnLoop.MAILBOX_CAPACITY / 3) + 2)
+      assert.isAtLeast(requests.length, 1)
+    }))
 })
