@@ -5,17 +5,15 @@
  * without `tool_use`, when `maxTurns` model calls have run, when the model call fails, or when
  * interrupted; whichever way it stops, every `tool_use` in the conversation has its `tool_result`.
  *
- * The loop itself is one Effect fiber that writes its events into a `Mailbox`; the turn's `Stream` is
- * that mailbox. Each iteration costs one run of the model's stream (folded chunk by chunk) and a few
- * effects, never a deeper pipeline: per-event and per-iteration costs are the same on the 1st
- * iteration and the 100th. Closing the stream (the consumer stops pulling) interrupts the fiber.
+ * Iterations are produced by `Stream.repeatEffectOption` and flattened, so the pipeline does not
+ * deepen with the number of iterations: per-event cost is the same on the 1st and the 100th.
  *
  * @since 0.1.0
  */
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { type AssistantMessage, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
@@ -28,9 +26,6 @@ import { ToolRegistry } from "../tool/ToolRegistry.js"
 import { interruptedResult, ToolRuntime } from "../tool/ToolRuntime.js"
 import { Pipeline } from "./Pipeline.js"
 import { type TerminalReason, TurnEvent } from "./TurnEvent.js"
-
-/** Most events (raw-event batches count as one) waiting for the consumer before the loop waits. @category Constants */
-export const MAILBOX_CAPACITY = 64
 
 /** Options of one turn. @category Models */
 export interface Options {
@@ -61,7 +56,7 @@ export type Requirements = ModelClient | ToolRuntime | ToolRegistry | Pipeline |
  * @category Constructors
  */
 export const run = (options: Options): Stream.Stream<TurnEvent, never, Requirements> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
+  Stream.unwrap(Effect.gen(function*() {
     const client = yield* ModelClient
     const runtime = yield* ToolRuntime
     const registry = yield* ToolRegistry
@@ -69,12 +64,8 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
     const session = yield* SessionState
     const emitStreamEvents = options.emitStreamEvents !== false
     const maxTurns = options.maxTurns ?? Number.POSITIVE_INFINITY
-    // Bounded: a consumer that falls behind holds the loop back instead of letting events pile up.
-    const mailbox = yield* Mailbox.make<TurnEvent>({ capacity: MAILBOX_CAPACITY, strategy: "suspend" })
-    const emit = (...events: Array<TurnEvent>): Effect.Effect<void> =>
-      events.length === 0 ? Effect.void : Effect.asVoid(mailbox.offerAll(events))
 
-    // Loop-local control state: confined to this turn's fiber, read and written by its steps in order.
+    // Loop-local control state: confined to this turn's stream, read and written by its steps in order.
     let iteration = 0
     let finished: TurnEvent | undefined
     let phase: "streaming" | "tools" = "streaming"
@@ -97,12 +88,8 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       return Ref.update(session.messages, (ms) => [...ms, message])
     })
 
-    /** Adds the time since `startedAt` to the session's API time. */
-    const recordApiTime = (startedAt: number) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(session.apiDurationMs, (d) => d + now - startedAt))
-
-    /** Runs the tool calls of `result` and records their results. */
-    const runTools = (result: Accumulator.Result) =>
+    /** Runs the tool calls of `result`; the events that follow them. */
+    const runTools = (result: Accumulator.Result): Effect.Effect<Array<TurnEvent>> =>
       Effect.gen(function*() {
         const uses = result.message.toolUses
         phase = "tools"
@@ -117,19 +104,43 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
         pending = undefined
         phase = "streaming"
         yield* Ref.update(session.messages, (ms) => [...ms, message])
-        yield* emit(TurnEvent.ToolResults({ message }))
-        if (iteration >= maxTurns) yield* emit(complete("max_turns"))
+        const events: Array<TurnEvent> = [TurnEvent.ToolResults({ message })]
+        if (iteration >= maxTurns) events.push(complete("max_turns"))
+        return events
       })
 
-    /** One iteration: prepare, stream and fold the model's answer, record it, run its tools. */
-    const iterate = Effect.gen(function*() {
+    /** Adds the time since `startedAt` to the session's API time. */
+    const recordApiTime = (startedAt: number) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(session.apiDurationMs, (d) => d + now - startedAt))
+
+    /** The answer whose tool calls run next, if it made any. */
+    let toolCalls: Accumulator.Result | undefined
+
+    /** Once the model's answer is complete: record it, and emit it before its tools run. */
+    const afterModel = (acc: Accumulator.State, startedAt: number): Effect.Effect<Array<TurnEvent>> =>
+      Effect.gen(function*() {
+        yield* recordApiTime(startedAt)
+        const result = Accumulator.finish(acc)
+        const message = result.message
+        lastMessage = message
+        yield* Ref.update(session.messages, (ms) => [...ms, message])
+        if (message.usage !== undefined) {
+          const usage = message.usage
+          yield* Ref.update(session.usage, (u) => addUsage(u, message.model ?? options.model, usage))
+        }
+        const assistant = TurnEvent.Assistant({ message })
+        if (message.toolUses.length === 0) return [assistant, complete("completed")]
+        toolCalls = result
+        return [assistant]
+      })
+
+    const iterate: Stream.Stream<TurnEvent> = Stream.unwrap(Effect.gen(function*() {
       iteration++
       phase = "streaming"
       yield* Ref.update(session.turnCount, (n) => n + 1)
       const history = yield* Ref.get(session.messages)
       const prepared = yield* pipeline.run(history, { model: options.model, iteration })
       if (prepared.messages !== history) yield* Ref.set(session.messages, prepared.messages)
-      yield* emit(...prepared.reports.map((report) => TurnEvent.StageApplied({ report })))
       const request: ModelRequest = {
         model: options.model,
         messages: prepared.messages,
@@ -141,40 +152,44 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       }
       const startedAt = yield* Clock.currentTimeMillis
       const acc = Accumulator.make()
-      const streamed = yield* client.stream(request).pipe(
-        Stream.runForEachChunk((chunk) => {
+      const events: Stream.Stream<TurnEvent, ModelError> = client.stream(request).pipe(
+        Stream.mapChunks((chunk) => {
           // Indexed loops over the backing array: a chunk's iterator costs more than the work per event.
           const batch = Chunk.toReadonlyArray(chunk)
           for (let i = 0; i < batch.length; i++) Accumulator.step(acc, batch[i]!)
-          return emitStreamEvents && batch.length > 0 ? emit({ _tag: "StreamEvents", events: batch }) : Effect.void
-        }),
-        Effect.either
+          return emitStreamEvents && batch.length > 0
+            ? Chunk.of<TurnEvent>({ _tag: "StreamEvents", events: batch })
+            : Chunk.empty<TurnEvent>()
+        })
       )
-      yield* recordApiTime(startedAt)
-      if (streamed._tag === "Left") return yield* emit(complete("model_error", streamed.left))
-      const result = Accumulator.finish(acc)
-      const message = result.message
-      lastMessage = message
-      yield* Ref.update(session.messages, (ms) => [...ms, message])
-      if (message.usage !== undefined) {
-        const usage = message.usage
-        yield* Ref.update(session.usage, (u) => addUsage(u, message.model ?? options.model, usage))
-      }
-      yield* emit(TurnEvent.Assistant({ message }))
-      if (message.toolUses.length === 0) return yield* emit(complete("completed"))
-      yield* runTools(result)
-    })
+      const tools = Stream.fromIterableEffect(Effect.suspend(() => {
+        const result = toolCalls
+        toolCalls = undefined
+        return result === undefined ? Effect.succeed([]) : runTools(result)
+      }))
+      const answer = Stream.concat(events, Stream.fromIterableEffect(Effect.suspend(() => afterModel(acc, startedAt))))
+        .pipe(
+          Stream.catchAll((error) => Stream.fromEffect(Effect.as(recordApiTime(startedAt), complete("model_error", error))))
+        )
+      const reports = prepared.reports.map((report) => TurnEvent.StageApplied({ report }))
+      return Stream.concat(reports.length === 0 ? answer : Stream.concat(Stream.fromIterable(reports), answer), tools)
+    }))
 
-    const loop = Effect.whileLoop({ while: () => finished === undefined, body: () => iterate, step: () => {} }).pipe(
-      Effect.ensuring(repair)
+    const loop = Stream.repeatEffectOption(
+      Effect.suspend(() => finished === undefined ? Effect.succeed(iterate) : Effect.fail(Option.none()))
+    ).pipe(
+      Stream.flatten(),
+      options.interrupt !== undefined ? Stream.interruptWhen(options.interrupt) : (s) => s,
+      Stream.ensuring(repair)
     )
-    const interruptible = options.interrupt === undefined ? loop : Effect.race(loop, options.interrupt)
+
     // After an interruption: the repaired tool results (if any), then the closing event.
-    const closing = Effect.suspend(() => {
-      if (finished !== undefined) return Effect.void
-      const tail: Array<TurnEvent> = repaired !== undefined ? [TurnEvent.ToolResults({ message: repaired })] : []
-      return emit(...tail, complete(phase === "tools" ? "aborted_tools" : "aborted_streaming"))
+    const aborted = Stream.suspend(() => {
+      if (finished !== undefined) return Stream.empty
+      const tail: Array<TurnEvent> = []
+      if (repaired !== undefined) tail.push(TurnEvent.ToolResults({ message: repaired }))
+      tail.push(complete(phase === "tools" ? "aborted_tools" : "aborted_streaming"))
+      return Stream.fromIterable(tail)
     })
-    yield* Effect.forkScoped(Mailbox.into(Effect.andThen(interruptible, closing), mailbox))
-    return Mailbox.toStream(mailbox)
+    return Stream.concat(loop, aborted)
   }))
