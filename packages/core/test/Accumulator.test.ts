@@ -228,15 +228,7 @@ const arbDeltaUsage: fc.Arbitrary<DeltaUsage> = fc.record({
   server_tool_use: fc.option(fc.record({ web_search_requests: fc.nat(5) }), { nil: null })
 }, { requiredKeys: ["output_tokens"] })
 
-const stopReasons: Array<Message.StopReason> = [
-  "end_turn",
-  "max_tokens",
-  "stop_sequence",
-  "tool_use",
-  "pause_turn",
-  "refusal",
-  "model_context_window_exceeded"
-]
+const stopReasons: ReadonlyArray<Message.StopReason> = Message.StopReason.literals
 
 const arbScenario: fc.Arbitrary<Scenario> = fc.record({
   id: arbId.map((s) => `msg_${s}`),
