@@ -157,6 +157,33 @@ describe("AnthropicModel against the fake Messages API", () => {
         assert.deepStrictEqual(larger, scriptedEvents)
         assert.strictEqual(Accumulator.fold(bytewise).message.text, "I'll read the file first — naïve ✓ 日本語 🚀.")
       }))
+
+    const manyDeltas = StreamEvent.fromMessage(
+      FakeAnthropic.message([new Message.TextBlock({ text: "x".repeat(3_000), citations: null })]),
+      { chunkSize: 1 }
+    )
+
+    it.scopedLive("hands events over as each network read is parsed, not when the stream ends", () =>
+      Effect.gen(function*() {
+        // 20 events, then silence: the consumer must get them while the connection is still open.
+        const fake = yield* FakeAnthropic.scoped([{ kind: "sse", events: manyDeltas, stallAfter: 20 }])
+        const client = yield* Effect.provide(ModelClient.ModelClient, clientLayer(fake.url))
+        const first = yield* Stream.runCollect(Stream.take(client.stream(request), 20)).pipe(
+          Effect.timeout("5 seconds")
+        )
+        assert.deepStrictEqual(Chunk.toReadonlyArray(first), manyDeltas.slice(0, 20))
+      }))
+
+    it.scopedLive("batches the events of one network read into one chunk", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeAnthropic.scoped([{ kind: "sse", events: manyDeltas, chunkBytes: 64 * 1024 }])
+        const client = yield* Effect.provide(ModelClient.ModelClient, clientLayer(fake.url))
+        const chunks = Chunk.toReadonlyArray(yield* Stream.runCollect(Stream.chunks(client.stream(request))))
+
+        assert.deepStrictEqual(chunks.flatMap(Chunk.toReadonlyArray), manyDeltas)
+        // ~3,000 events in ~6 reads of 64 KB: a handful of chunks, not one per event.
+        assert.isAtMost(chunks.length, 50)
+      }))
   })
 
   describe("HTTP errors are classified by status and body", () => {

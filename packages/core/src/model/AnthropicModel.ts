@@ -68,14 +68,21 @@ export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateP
   stream: true
 })
 
+/** The key under which a request's `fetchOptions` carry its read hook (see {@link fetchWithReadHook}). */
+const ON_READ: unique symbol = Symbol.for("@keel/core/AnthropicModel/onRead")
+
 /**
- * A `fetch` whose response body calls `onRead` each time its reader asks for the next network
- * chunk. The SDK parses a chunk's events and hands them over before it reads again, so that call
- * marks the end of a batch. (`highWaterMark: 0`: nothing is read ahead of the SDK's own request.)
+ * A `fetch` whose response body calls the request's `onRead` hook (passed in `fetchOptions` under
+ * `ON_READ`, which the SDK spreads into the `RequestInit` it hands to `fetch`) each time its reader
+ * asks for the next network chunk. The SDK parses a chunk's events and hands them over before it
+ * reads again, so that call marks the end of a batch. (`highWaterMark: 0`: nothing is read ahead of
+ * the SDK's own request.) One client carries this fetch for every request: building a client per
+ * request (`withOptions`) costs about 1 ms.
  */
-const fetchWithReadHook = (base: typeof fetch, onRead: () => void): typeof fetch => async (input, init) => {
+const fetchWithReadHook = (base: typeof fetch): typeof fetch => async (input, init) => {
+  const onRead = (init as { [ON_READ]?: () => void } | undefined)?.[ON_READ]
   const response = await base(input, init)
-  if (response.body === null) return response
+  if (response.body === null || onRead === undefined) return response
   const reader = response.body.getReader()
   const body = new ReadableStream<Uint8Array>({
     pull: async (controller) => {
@@ -101,17 +108,20 @@ const fetchWithReadHook = (base: typeof fetch, onRead: () => void): typeof fetch
  *
  * @category Constructors
  */
-export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalThis.fetch): ModelClient["Type"] =>
-  ModelClient.of({
+export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalThis.fetch): ModelClient["Type"] => {
+  const hooked = client.withOptions({ fetch: fetchWithReadHook(baseFetch) })
+  return ModelClient.of({
     stream: (request) =>
       ChunkedStream.make<StreamEvent, ModelError.ModelError>((sink) => {
         const controller = new AbortController()
-        const perRequest = client.withOptions({ fetch: fetchWithReadHook(baseFetch, sink.flush) })
         let received = false
         let settled = false
         const run = async () => {
           try {
-            const events = await perRequest.messages.create(toBody(request), { signal: controller.signal })
+            const events = await hooked.messages.create(toBody(request), {
+              signal: controller.signal,
+              fetchOptions: { [ON_READ]: sink.flush } as Anthropic.RequestOptions["fetchOptions"] & {}
+            })
             let stopped = false
             received = true
             for await (const event of events) {
@@ -143,6 +153,7 @@ export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalTh
         }
       })
   })
+}
 
 /**
  * The SDK client for `options`, with its retries off. Fails with `MissingCredentials` (saying how to
