@@ -190,7 +190,7 @@ describe("FakeAnthropic", () => {
         )
         const ask = (messages: ReadonlyArray<Message.Message>) =>
           Stream.runCollect(client.stream({ model: "claude-demo", max_tokens: 256, messages, source: "foreground" })).pipe(
-            Effect.map((c) => Accumulator.fold(Chunk.toReadonlyArray(c)).message)
+            Effect.map((c) => Accumulator.fold(Chunk.toReadonlyArray(c).filter(ModelClient.isEvent)).message)
           )
 
         const prompt = Message.user("Summarize the README")

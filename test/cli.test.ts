@@ -39,7 +39,9 @@ const start = (
   options: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}
 ): { child: ChildProcess; done: Promise<Run> } => {
   const env: Record<string, string | undefined> = { ...process.env }
-  for (const k of Object.keys(env)) if (k.startsWith("ANTHROPIC_") || k === "API_TIMEOUT_MS") delete env[k]
+  for (const k of Object.keys(env)) {
+    if (k.startsWith("ANTHROPIC_") || k.startsWith("KEEL_") || k === "API_TIMEOUT_MS") delete env[k]
+  }
   Object.assign(env, options.env)
   const child = spawn(keel, [...args], { cwd: options.cwd ?? workdir(), env, stdio: ["pipe", "pipe", "pipe"] })
   let stdout = ""
@@ -183,7 +185,7 @@ describe("keel -p", () => {
 
   it("an API error ends with is_error and exit code 1, saying what failed", async () => {
     const server = await fake([FakeAnthropic.errorReply(529, "overloaded_error", "Overloaded")])
-    const text = await run(["-p", "x"], { env: envFor(server) })
+    const text = await run(["-p", "x"], { env: { ...envFor(server), KEEL_MAX_RETRIES: "0" } })
     assert.strictEqual(text.code, 1)
     assert.strictEqual(text.stdout, "")
     assert.strictEqual(text.stderr, "API Error: Overloaded (HTTP 529): Overloaded [request req_1]\n")
@@ -191,7 +193,7 @@ describe("keel -p", () => {
 
   it("an API error in json output is success + is_error with api_error_status", async () => {
     const server = await fake([FakeAnthropic.errorReply(529, "overloaded_error", "Overloaded")])
-    const r = await run(["-p", "x", "--output-format", "json"], { env: envFor(server) })
+    const r = await run(["-p", "x", "--output-format", "json"], { env: { ...envFor(server), KEEL_MAX_RETRIES: "0" } })
     assert.strictEqual(r.code, 1)
     const result = JSON.parse(r.stdout)
     assert.deepStrictEqual([result.subtype, result.is_error, result.api_error_status], ["success", true, 529])
@@ -214,7 +216,7 @@ describe("keel -p", () => {
     const url = server.url
     await server.close()
     servers.length = 0
-    const r = await run(["-p", "x"], { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "k" } })
+    const r = await run(["-p", "x"], { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "k", KEEL_MAX_RETRIES: "0" } })
     assert.strictEqual(r.code, 1)
     assert.include(r.stderr, "ConnectionError: Could not reach the API: ECONNREFUSED")
   })

@@ -21,6 +21,8 @@ export interface Flags {
   readonly includePartialMessages: boolean
   readonly systemPrompt: string | undefined
   readonly appendSystemPrompt: string | undefined
+  /** Models to switch to, in order, after repeated overloads (`--fallback-model a,b`). */
+  readonly fallbackModels: ReadonlyArray<string> | undefined
 }
 
 /** The outcome of parsing: flags to run with, or text to print and an exit code. @category Models */
@@ -53,6 +55,10 @@ export const program = (version: string): Command =>
     .option("--include-partial-messages", "with stream-json, add stream_event lines with the raw model events", false)
     .option("--system-prompt <prompt>", "replace the default system prompt")
     .option("--append-system-prompt <prompt>", "append to the default system prompt")
+    .option(
+      "--fallback-model <models>",
+      "model(s) to switch to, in order, after 3 consecutive 529 Overloaded errors (comma-separated; default: $KEEL_FALLBACK_MODEL)"
+    )
     .allowExcessArguments(false)
     .showSuggestionAfterError(true)
 
@@ -90,6 +96,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     includePartialMessages: boolean
     systemPrompt?: string
     appendSystemPrompt?: string
+    fallbackModel?: string
   }>()
   const usage = (message: string): Parsed => ({
     _tag: "Exit",
@@ -99,6 +106,15 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   })
   if (o.systemPrompt !== undefined && o.appendSystemPrompt !== undefined) {
     return usage("--system-prompt and --append-system-prompt cannot be used together; put all of it in --system-prompt.")
+  }
+  const fallbackModels = o.fallbackModel === undefined
+    ? undefined
+    : o.fallbackModel.split(",").map((m) => m.trim()).filter((m) => m.length > 0)
+  if (fallbackModels !== undefined && fallbackModels.length === 0) {
+    return usage("--fallback-model needs at least one model name, e.g. --fallback-model claude-haiku-4-5.")
+  }
+  if (fallbackModels !== undefined && o.model !== undefined && fallbackModels.includes(o.model)) {
+    return usage(`--fallback-model cannot name the main model (${o.model}); give a different model to fall back to.`)
   }
   if (o.includePartialMessages && o.outputFormat !== "stream-json") {
     return usage("--include-partial-messages only works with --output-format stream-json.")
@@ -114,7 +130,8 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       verbose: o.verbose,
       includePartialMessages: o.includePartialMessages,
       systemPrompt: o.systemPrompt,
-      appendSystemPrompt: o.appendSystemPrompt
+      appendSystemPrompt: o.appendSystemPrompt,
+      fallbackModels
     }
   }
 }

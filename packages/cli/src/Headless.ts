@@ -6,7 +6,17 @@
  * @since 0.1.0
  */
 import { NodeContext } from "@effect/platform-node"
-import { AnthropicModel, type ModelClient, Pipeline, Session, type ToolRegistry, ToolRuntime } from "@keel/core"
+import {
+  AnthropicModel,
+  Fallback,
+  IdleWatchdog,
+  type ModelClient,
+  Pipeline,
+  Retry,
+  Session,
+  type ToolRegistry,
+  ToolRuntime
+} from "@keel/core"
 import type { SdkMessage } from "@keel/core"
 import { BuiltinTools } from "@keel/tools"
 import * as Cause from "effect/Cause"
@@ -25,18 +35,42 @@ export interface Io {
   readonly onInterruptReady?: (interrupt: () => void) => void
 }
 
-/** The kernel layers for a headless run: the Anthropic model from the environment, built-in tools, empty pipeline. @category Layers */
-export const layer: Layer.Layer<
+/**
+ * The model for a headless run: the Anthropic API from the environment, under the idle watchdog
+ * (`KEEL_STREAM_IDLE_TIMEOUT_MS`), retries (`KEEL_MAX_RETRIES`, `KEEL_UNATTENDED_RETRY`) and, with
+ * fallback models (`--fallback-model`, else `KEEL_FALLBACK_MODEL`), model fallback.
+ *
+ * @category Layers
+ */
+export const modelLayer = (
+  fallbackModels: ReadonlyArray<string> | undefined
+): Layer.Layer<ModelClient.ModelClient, AnthropicModel.MissingCredentials | ConfigError> => {
+  const fallback = Layer.unwrapEffect(
+    Effect.map(
+      fallbackModels !== undefined ? Effect.succeed(fallbackModels) : Fallback.modelsConfig,
+      (models) => Fallback.layer({ models })
+    )
+  )
+  return fallback.pipe(
+    Layer.provide(Retry.layerConfig),
+    Layer.provide(IdleWatchdog.layerConfig),
+    Layer.provide(AnthropicModel.layerConfig)
+  )
+}
+
+/** The kernel layers for a headless run: the model (see {@link modelLayer}), built-in tools, empty pipeline. @category Layers */
+export const layer = (flags: Pick<Flags, "fallbackModels">): Layer.Layer<
   ModelClient.ModelClient | Pipeline.Pipeline | ToolRuntime.ToolRuntime | ToolRegistry.ToolRegistry,
   AnthropicModel.MissingCredentials | ConfigError
-> = Layer.mergeAll(
-  AnthropicModel.layerConfig,
-  Pipeline.layerEmpty,
-  ToolRuntime.layer()
-).pipe(
-  Layer.provideMerge(BuiltinTools.layer()),
-  Layer.provide(NodeContext.layer)
-)
+> =>
+  Layer.mergeAll(
+    modelLayer(flags.fallbackModels),
+    Pipeline.layerEmpty,
+    ToolRuntime.layer()
+  ).pipe(
+    Layer.provideMerge(BuiltinTools.layer()),
+    Layer.provide(NodeContext.layer)
+  )
 
 /**
  * Runs one headless turn for `prompt` and prints its output. Returns the process exit code.
@@ -72,7 +106,7 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
       })
     ))
     return { result, messages }
-  }).pipe(Effect.provide(layer))
+  }).pipe(Effect.provide(layer(flags)))
 
   const exit = await Effect.runPromiseExit(program)
   if (Exit.isFailure(exit)) {

@@ -8,6 +8,12 @@
 export * as Accumulator from "./model/Accumulator.js"
 /** The base `ModelClient` over `@anthropic-ai/sdk`. */
 export * as AnthropicModel from "./model/AnthropicModel.js"
+/** Where the model layer gets its API key or token. */
+export * as Credentials from "./model/Credentials.js"
+/** Model fallback after repeated overloads. */
+export * as Fallback from "./resilience/Fallback.js"
+/** The stream idle watchdog. */
+export * as IdleWatchdog from "./resilience/IdleWatchdog.js"
 /** Conversation invariants checked after every stage. */
 export * as Invariants from "./turn/Invariants.js"
 /** The message model. */
@@ -16,12 +22,18 @@ export * as Message from "./message/Message.js"
 export * as ModelClient from "./model/ModelClient.js"
 /** Typed model failures. */
 export * as ModelError from "./model/ModelError.js"
+/** Notices from the resilience layers. */
+export * as ModelNotice from "./model/ModelNotice.js"
 /** A model request. */
 export * as ModelRequest from "./model/ModelRequest.js"
 /** The preprocessing pipeline. */
 export * as Pipeline from "./turn/Pipeline.js"
 /** Model prices. */
 export * as Pricing from "./session/Pricing.js"
+/** Retrying failed model calls. */
+export * as Retry from "./resilience/Retry.js"
+/** When and after how long a failed model call is retried. */
+export * as RetryPolicy from "./resilience/RetryPolicy.js"
 /** SDK-shaped output messages. */
 export * as SdkMessage from "./session/SdkMessage.js"
 /** The per-conversation engine. */

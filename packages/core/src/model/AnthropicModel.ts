@@ -10,14 +10,16 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
 import * as ChunkedStream from "../internal/chunkedStream.js"
 import { toParam } from "../message/Message.js"
-import { ModelClient } from "./ModelClient.js"
+import * as Credentials from "./Credentials.js"
+import { MissingCredentials } from "./Credentials.js"
+import { type Item, ModelClient } from "./ModelClient.js"
 import * as ModelError from "./ModelError.js"
 import type { ModelRequest } from "./ModelRequest.js"
-import type { StreamEvent } from "./StreamEvent.js"
+import { ping } from "./StreamEvent.js"
 
 /** The model used when neither a flag nor `ANTHROPIC_MODEL` names one. @category Configuration */
 export const DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -31,11 +33,8 @@ export interface Options {
   readonly timeoutMs?: number | undefined
 }
 
-/** Neither `ANTHROPIC_API_KEY` nor `ANTHROPIC_AUTH_TOKEN` is set. @category Errors */
-export class MissingCredentials extends Schema.TaggedError<MissingCredentials>("@keel/AnthropicModel/MissingCredentials")(
-  "MissingCredentials",
-  { message: Schema.String }
-) {}
+/** Neither `ANTHROPIC_API_KEY` nor `ANTHROPIC_AUTH_TOKEN` is set (see `Credentials`). @category Errors */
+export { MissingCredentials }
 
 /** `ANTHROPIC_MODEL` from the environment, or the default model. @category Configuration */
 export const modelConfig: Config.Config<string> = Config.string("ANTHROPIC_MODEL").pipe(
@@ -71,24 +70,31 @@ export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateP
 /** The key under which a request's `fetchOptions` carry its read hook (see {@link fetchWithReadHook}). */
 const ON_READ: unique symbol = Symbol.for("@keel/core/AnthropicModel/onRead")
 
+/** Called around each network read of a response body. */
+interface ReadHook {
+  readonly beforeRead: () => void
+  readonly afterRead: () => void
+}
+
 /**
- * A `fetch` whose response body calls the request's `onRead` hook (passed in `fetchOptions` under
- * `ON_READ`, which the SDK spreads into the `RequestInit` it hands to `fetch`) each time its reader
- * asks for the next network chunk. The SDK parses a chunk's events and hands them over before it
- * reads again, so that call marks the end of a batch. (`highWaterMark: 0`: nothing is read ahead of
+ * A `fetch` whose response body calls the request's read hook (passed in `fetchOptions` under
+ * `ON_READ`, which the SDK spreads into the `RequestInit` it hands to `fetch`) before and after
+ * each network read. The SDK parses a chunk's events and hands them over before it reads again, so
+ * `beforeRead` marks the end of a batch. (`highWaterMark: 0`: nothing is read ahead of
  * the SDK's own request.) One client carries this fetch for every request: building a client per
  * request (`withOptions`) costs about 1 ms.
  */
 const fetchWithReadHook = (base: typeof fetch): typeof fetch => async (input, init) => {
-  const onRead = (init as { [ON_READ]?: () => void } | undefined)?.[ON_READ]
+  const onRead = (init as { [ON_READ]?: ReadHook } | undefined)?.[ON_READ]
   const response = await base(input, init)
   if (response.body === null || onRead === undefined) return response
   const reader = response.body.getReader()
   const body = new ReadableStream<Uint8Array>({
     pull: async (controller) => {
-      onRead()
+      onRead.beforeRead()
       try {
         const { done, value } = await reader.read()
+        if (!done) onRead.afterRead()
         if (done) controller.close()
         else controller.enqueue(value)
       } catch (error) {
@@ -101,89 +107,137 @@ const fetchWithReadHook = (base: typeof fetch): typeof fetch => async (input, in
 }
 
 /**
- * A `ModelClient` over an SDK client. The SDK parses the SSE stream; its events reach the Effect
- * side in chunks of one network read each (see `internal/chunkedStream.ts`), so the Effect cost is
- * per read, not per event. Closing the stream (end, failure, interruption) aborts the HTTP request.
- * `baseFetch` is the `fetch` the client was given, if not the global one.
+ * Streams one request through `client` (whose `fetch` is a {@link fetchWithReadHook}). The SDK
+ * parses the SSE stream; its events reach the Effect side in chunks of one network read each (see
+ * `internal/chunkedStream.ts`), so the Effect cost is per read, not per event. A read that yields no
+ * event (a `ping`, or part of an event) is passed on as one `ping`, so a watchdog above sees the
+ * connection alive. Closing the stream (end, failure, interruption) aborts the HTTP request.
+ */
+const streamWith = (client: Anthropic, request: ModelRequest) =>
+  ChunkedStream.make<Item, ModelError.ModelError>((sink) => {
+    const controller = new AbortController()
+    let received = false
+    let settled = false
+    let pushed = 0
+    let bytes = false
+    const hook: ReadHook = {
+      beforeRead: () => {
+        if (bytes && pushed === 0) sink.push(ping)
+        bytes = false
+        pushed = 0
+        sink.flush()
+      },
+      afterRead: () => {
+        bytes = true
+      }
+    }
+    const run = async () => {
+      try {
+        const events = await client.messages.create(toBody(request), {
+          signal: controller.signal,
+          fetchOptions: { [ON_READ]: hook } as Anthropic.RequestOptions["fetchOptions"] & {}
+        })
+        let stopped = false
+        received = true
+        for await (const event of events) {
+          sink.push(event)
+          pushed++
+          if (event.type === "message_stop") stopped = true
+          const full = sink.ready()
+          if (full !== undefined) await full
+        }
+        settled = true
+        if (controller.signal.aborted) return
+        if (stopped) sink.end()
+        else sink.fail(new ModelError.StreamTruncated({ message: "The stream ended before message_stop" }))
+      } catch (cause) {
+        settled = true
+        if (controller.signal.aborted) return
+        const error = ModelError.fromUnknown(cause)
+        // After a 200 the stream is under way: a broken connection now means a truncated stream.
+        sink.fail(
+          received && error._tag === "ConnectionError"
+            ? new ModelError.StreamTruncated({ message: `The stream broke off before message_stop: ${error.cause ?? error.message}` })
+            : error
+        )
+      }
+    }
+    void run()
+    // Abort only a request still open: an abort builds a DOMException and wakes every listener.
+    return () => {
+      if (!settled) controller.abort()
+    }
+  })
+
+/**
+ * A `ModelClient` over an SDK client with fixed credentials. `baseFetch` is the `fetch` the client
+ * was given, if not the global one.
  *
  * @category Constructors
  */
 export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalThis.fetch): ModelClient["Type"] => {
   const hooked = client.withOptions({ fetch: fetchWithReadHook(baseFetch) })
-  return ModelClient.of({
-    stream: (request) =>
-      ChunkedStream.make<StreamEvent, ModelError.ModelError>((sink) => {
-        const controller = new AbortController()
-        let received = false
-        let settled = false
-        const run = async () => {
-          try {
-            const events = await hooked.messages.create(toBody(request), {
-              signal: controller.signal,
-              fetchOptions: { [ON_READ]: sink.flush } as Anthropic.RequestOptions["fetchOptions"] & {}
-            })
-            let stopped = false
-            received = true
-            for await (const event of events) {
-              sink.push(event)
-              if (event.type === "message_stop") stopped = true
-              const full = sink.ready()
-              if (full !== undefined) await full
-            }
-            settled = true
-            if (controller.signal.aborted) return
-            if (stopped) sink.end()
-            else sink.fail(new ModelError.StreamTruncated({ message: "The stream ended before message_stop" }))
-          } catch (cause) {
-            settled = true
-            if (controller.signal.aborted) return
-            const error = ModelError.fromUnknown(cause)
-            // After a 200 the stream is under way: a broken connection now means a truncated stream.
-            sink.fail(
-              received && error._tag === "ConnectionError"
-                ? new ModelError.StreamTruncated({ message: `The stream broke off before message_stop: ${error.cause ?? error.message}` })
-                : error
-            )
-          }
-        }
-        void run()
-        // Abort only a request still open: an abort builds a DOMException and wakes every listener.
-        return () => {
-          if (!settled) controller.abort()
-        }
-      })
-  })
+  return ModelClient.of({ stream: (request) => streamWith(hooked, request) })
 }
 
 /**
- * The SDK client for `options`, with its retries off. Fails with `MissingCredentials` (saying how to
- * set them) when there is neither a key nor a token.
+ * The SDK client for `options` and `auth`, with its retries off.
  *
  * @category Constructors
  */
-export const makeClient = (options: Options): Effect.Effect<Anthropic, MissingCredentials> =>
-  options.apiKey === undefined && options.authToken === undefined
-    ? Effect.fail(
-      new MissingCredentials({
-        message: "ANTHROPIC_API_KEY is not set. Set it to your Anthropic API key (export ANTHROPIC_API_KEY=sk-ant-...), " +
-          "or set ANTHROPIC_AUTH_TOKEN, and ANTHROPIC_BASE_URL for a server other than api.anthropic.com."
-      })
-    )
-    : Effect.sync(() =>
-      new Anthropic({
-        apiKey: options.apiKey !== undefined ? Redacted.value(options.apiKey) : null,
-        // The SDK refuses both at once; like the SDK's own environment lookup, the API key wins.
-        authToken: options.apiKey === undefined && options.authToken !== undefined ? Redacted.value(options.authToken) : null,
-        ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
-        timeout: options.timeoutMs ?? 600_000,
-        maxRetries: 0
-      })
-    )
+export const makeClient = (options: Options, auth: Credentials.Auth = options): Anthropic =>
+  new Anthropic({
+    apiKey: auth.apiKey !== undefined ? Redacted.value(auth.apiKey) : null,
+    // The SDK refuses both at once; like the SDK's own environment lookup, the API key wins.
+    authToken: auth.apiKey === undefined && auth.authToken !== undefined ? Redacted.value(auth.authToken) : null,
+    ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
+    timeout: options.timeoutMs ?? 600_000,
+    maxRetries: 0,
+    fetch: fetchWithReadHook(globalThis.fetch)
+  })
 
-/** The `ModelClient` layer for explicit options. @category Layers */
-export const layer = (options: Options): Layer.Layer<ModelClient, MissingCredentials> =>
-  Layer.effect(ModelClient, Effect.map(makeClient(options), fromClient))
+/**
+ * A `ModelClient` whose requests carry the `Credentials` service's current key or token: after a
+ * `refresh` (the retry layer's answer to a 401), the next request uses the new one. The SDK client
+ * is rebuilt only when the credentials change.
+ *
+ * @category Constructors
+ */
+export const make = (options: Options): Effect.Effect<ModelClient["Type"], never, Credentials.Credentials> =>
+  Effect.gen(function*() {
+    const credentials = yield* Credentials.Credentials
+    let cached: { readonly auth: Credentials.Auth; readonly client: Anthropic } | undefined
+    const clientFor = (auth: Credentials.Auth): Anthropic => {
+      if (cached === undefined || !Credentials.equals(cached.auth, auth)) cached = { auth, client: makeClient(options, auth) }
+      return cached.client
+    }
+    return ModelClient.of({
+      stream: (request) => Stream.unwrap(Effect.map(credentials.current, (auth) => streamWith(clientFor(auth), request)))
+    })
+  })
 
-/** The `ModelClient` layer configured from the environment (see {@link optionsConfig}). @category Layers */
-export const layerConfig: Layer.Layer<ModelClient, MissingCredentials | import("effect/ConfigError").ConfigError> =
-  Layer.effect(ModelClient, Effect.flatMap(optionsConfig, (o) => Effect.map(makeClient(o), fromClient)))
+/**
+ * The `ModelClient` layer over a `Credentials` service (which it also outputs, for the retry
+ * layer's refresh on 401).
+ *
+ * @category Layers
+ */
+export const layerWithCredentials = (options: Options): Layer.Layer<ModelClient, never, Credentials.Credentials> =>
+  Layer.effect(ModelClient, make(options))
+
+/** The `ModelClient` layer for explicit options, with their key or token as fixed `Credentials`. @category Layers */
+export const layer = (options: Options): Layer.Layer<ModelClient | Credentials.Credentials, MissingCredentials> =>
+  layerWithCredentials(options).pipe(Layer.provideMerge(Credentials.layerStatic(options)))
+
+/**
+ * The `ModelClient` layer configured from the environment: `Credentials` from `ANTHROPIC_API_KEY`
+ * or `ANTHROPIC_AUTH_TOKEN` (re-read on refresh), the rest from {@link optionsConfig}.
+ *
+ * @category Layers
+ */
+export const layerConfig: Layer.Layer<
+  ModelClient | Credentials.Credentials,
+  MissingCredentials | import("effect/ConfigError").ConfigError
+> = Layer.unwrapEffect(Effect.map(optionsConfig, layerWithCredentials)).pipe(
+  Layer.provideMerge(Credentials.layerConfig)
+)

@@ -21,7 +21,9 @@ const api = {
   status: Schema.optional(Schema.Number),
   requestId: Schema.optional(Schema.String),
   errorType: Schema.optional(Schema.String),
-  headers: Schema.optional(RetryHeaders)
+  headers: Schema.optional(RetryHeaders),
+  /** How many requests were made before giving up (set by the retry layer). */
+  attempts: Schema.optional(Schema.Number)
 }
 
 /** 429, or a `rate_limit_error` event mid-stream. @category Errors */
@@ -33,7 +35,7 @@ export class ServerError extends Schema.TaggedError<ServerError>("@keel/ModelErr
 /** The request never got an HTTP answer: reset, refused, DNS, TLS, timeout. @category Errors */
 export class ConnectionError extends Schema.TaggedError<ConnectionError>("@keel/ModelError/ConnectionError")(
   "ConnectionError",
-  { message: Schema.String, cause: Schema.optional(Schema.String) }
+  { message: Schema.String, cause: Schema.optional(Schema.String), attempts: Schema.optional(Schema.Number) }
 ) {}
 /** 401: the key or token was refused. @category Errors */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("@keel/ModelError/Unauthorized")("Unauthorized", api) {}
@@ -52,12 +54,13 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@keel/Mo
 /** No stream event arrived within the idle timeout. @category Errors */
 export class StreamIdle extends Schema.TaggedError<StreamIdle>("@keel/ModelError/StreamIdle")("StreamIdle", {
   message: Schema.String,
-  idleMs: Schema.Number
+  idleMs: Schema.Number,
+  attempts: Schema.optional(Schema.Number)
 }) {}
 /** The stream ended, or its connection broke after the 200, before `message_stop`. @category Errors */
 export class StreamTruncated extends Schema.TaggedError<StreamTruncated>("@keel/ModelError/StreamTruncated")(
   "StreamTruncated",
-  { message: Schema.String }
+  { message: Schema.String, attempts: Schema.optional(Schema.Number) }
 ) {}
 
 /** Every way a model call can fail. @category Errors */
@@ -190,5 +193,68 @@ export const fromUnknown = (error: unknown): ModelError => {
 export const describe = (error: ModelError): string => {
   const status = "status" in error && error.status !== undefined ? ` (HTTP ${error.status})` : ""
   const request = "requestId" in error && error.requestId !== undefined ? ` [request ${error.requestId}]` : ""
-  return `${error._tag}${status}: ${error.message}${request}`
+  const attempts = error.attempts !== undefined && error.attempts > 1 ? ` after ${error.attempts} attempts` : ""
+  const base = `${error._tag}${status}: ${error.message}${request}`
+  switch (error._tag) {
+    case "Overloaded":
+      return error.attempts !== undefined && error.attempts > 1 ? `Repeated 529 Overloaded errors${attempts}: ${base}` : base
+    case "Unauthorized":
+      return `Authentication failed${attempts}: ${base}. Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN).`
+    default:
+      return `${base}${attempts}`
+  }
+}
+
+/** The HTTP status of a failure, or `null` when there was no HTTP answer. @category Accessors */
+export const statusOf = (error: ModelError): number | null =>
+  "status" in error && error.status !== undefined ? error.status : null
+
+/** The same failure, recording how many requests were made. @category Combinators */
+export const withAttempts = (error: ModelError, attempts: number): ModelError => {
+  // Schema classes validate on construction: copy the declared fields, then set `attempts`.
+  const C = error.constructor as (new(fields: object) => ModelError) & { readonly fields: Record<string, unknown> }
+  const props: Record<string, unknown> = {}
+  for (const key of Object.keys(C.fields)) {
+    const value = (error as unknown as Record<string, unknown>)[key]
+    if (key !== "_tag" && value !== undefined) props[key] = value
+  }
+  return new C({ ...props, attempts })
+}
+
+/**
+ * The failure's category as Claude Code's SDK names it (`SDKAssistantMessageError`), for the
+ * `error` field of `system`/`api_retry` messages.
+ *
+ * @category Accessors
+ */
+export const category = (
+  error: ModelError
+):
+  | "rate_limit"
+  | "overloaded"
+  | "server_error"
+  | "authentication_failed"
+  | "invalid_request"
+  | "model_not_found"
+  | "unknown" =>
+{
+  switch (error._tag) {
+    case "RateLimited":
+      return "rate_limit"
+    case "Overloaded":
+      return "overloaded"
+    case "ServerError":
+      return "server_error"
+    case "Unauthorized":
+    case "Forbidden":
+      return "authentication_failed"
+    case "InvalidRequest":
+      return error.errorType === "not_found_error" ? "model_not_found" : "invalid_request"
+    case "PromptTooLong":
+      return "invalid_request"
+    case "ConnectionError":
+    case "StreamIdle":
+    case "StreamTruncated":
+      return "unknown"
+  }
 }

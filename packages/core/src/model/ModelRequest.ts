@@ -32,4 +32,10 @@ export interface ModelRequest {
   readonly source: QuerySource
   /** Further Messages API body parameters (temperature, thinking, metadata, ...), passed through. */
   readonly params?: Readonly<Record<string, unknown>>
+  /**
+   * After this many consecutive `Overloaded` failures the retry layer stops and fails, so that the
+   * fallback layer above it can switch models. Set by the fallback layer when it has a model to
+   * switch to; unset, overloads are retried within the ordinary budget.
+   */
+  readonly overloadBudget?: number
 }

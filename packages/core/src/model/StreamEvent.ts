@@ -10,6 +10,20 @@ import { AssistantMessage, type ContentBlock, TextBlock, ThinkingBlock, ToolUseB
 /** One raw stream event. @category Models */
 export type StreamEvent = Anthropic.Messages.RawMessageStreamEvent
 
+/**
+ * Activity on the wire that carried no event: the API's `ping` keep-alives (which the SDK drops) or
+ * the first bytes of an event still arriving. The base model layer emits one for a network read that
+ * yielded no event, so an idle watchdog above it sees the connection is alive.
+ *
+ * @category Models
+ */
+export interface Ping {
+  readonly type: "ping"
+}
+
+/** The one `Ping` value. @category Constructors */
+export const ping: Ping = { type: "ping" }
+
 /** Options for {@link fromMessage}. @category Models */
 export interface FromMessageOptions {
   /** Split text, thinking and tool input into deltas of at most this many characters (default 16). */

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -89,6 +90,8 @@ export const fail = (error: ModelError, events: ReadonlyArray<StreamEvent> = [])
 export interface Service {
   /** Every request received so far, in order. */
   readonly requests: Effect.Effect<ReadonlyArray<ModelRequest>>
+  /** When each request arrived (`Clock` milliseconds, so `TestClock` time in tests), in order. */
+  readonly requestTimes: Effect.Effect<ReadonlyArray<number>>
 }
 
 /** Access to what the scripted model received. @category Context */
@@ -111,9 +114,12 @@ const play = (r: Reply): Stream.Stream<StreamEvent, ModelError> => {
 export const layer = (script: ReadonlyArray<ScriptItem>): Layer.Layer<ModelClient | TestModel> =>
   Layer.effectContext(Effect.gen(function*() {
     const requests = yield* Ref.make(Chunk.empty<ModelRequest>())
+    const times = yield* Ref.make(Chunk.empty<number>())
     const client = ModelClient.of({
       stream: (request) =>
-        Stream.unwrap(Ref.modify(requests, (rs) => [rs.length, Chunk.append(rs, request)]).pipe(Effect.map((n) => {
+        Stream.unwrap(Ref.modify(requests, (rs) => [rs.length, Chunk.append(rs, request)]).pipe(
+          Effect.tap(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(times, Chunk.append(now)))),
+          Effect.map((n) => {
           const item = script[n]
           if (item === undefined) {
             return Stream.dieMessage(`TestModel: no scripted reply for request ${n + 1} (script has ${script.length})`)
@@ -121,5 +127,8 @@ export const layer = (script: ReadonlyArray<ScriptItem>): Layer.Layer<ModelClien
           return play(typeof item === "function" ? item(request) : item)
         })))
     })
-    return Context.make(ModelClient, client).pipe(Context.add(TestModel, { requests: Effect.map(Ref.get(requests), Chunk.toReadonlyArray) }))
+    return Context.make(ModelClient, client).pipe(Context.add(TestModel, {
+      requests: Effect.map(Ref.get(requests), Chunk.toReadonlyArray),
+      requestTimes: Effect.map(Ref.get(times), Chunk.toReadonlyArray)
+    }))
   }))

@@ -68,6 +68,71 @@ export interface PartialAssistant {
   readonly session_id: string
 }
 
+/** `system`/`api_retry`: a failed request will be retried after `retry_delay_ms`. @category Models */
+export interface ApiRetry {
+  readonly type: "system"
+  readonly subtype: "api_retry"
+  readonly attempt: number
+  /** `null` when unbounded (persistent mode, 429/529). */
+  readonly max_retries: number | null
+  readonly retry_delay_ms: number
+  /** `null` when there was no HTTP answer (connection error, idle or truncated stream). */
+  readonly error_status: number | null
+  readonly error: string
+  /** What failed, for people. */
+  readonly error_message: string
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/**
+ * `system`/`status`: still waiting to retry (a heartbeat every 30 s of a long wait), or the model
+ * stream has gone quiet (half the idle timeout).
+ *
+ * @category Models
+ */
+export interface Status {
+  readonly type: "system"
+  readonly subtype: "status"
+  readonly status: "retrying" | "stalled"
+  readonly attempt?: number
+  readonly waited_ms?: number
+  readonly retry_in_ms?: number
+  readonly idle_ms?: number
+  readonly timeout_ms?: number
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/**
+ * `system`/`tombstone`: the partial answer streamed since the last `message_start` (as
+ * `stream_event`s) is void; a new attempt follows. Final `assistant` messages are never retracted:
+ * they are emitted only once complete.
+ *
+ * @category Models
+ */
+export interface Tombstone {
+  readonly type: "system"
+  readonly subtype: "tombstone"
+  readonly reason: "retry" | "fallback"
+  readonly message_id: string | null
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/** `system`/`model_fallback`: the rest of the turn uses `fallback_model`. @category Models */
+export interface ModelFallback {
+  readonly type: "system"
+  readonly subtype: "model_fallback"
+  readonly original_model: string
+  readonly fallback_model: string
+  /** For people: "Switched to X due to high demand for Y". */
+  readonly content: string
+  readonly error_status: number | null
+  readonly uuid: string
+  readonly session_id: string
+}
+
 /** Token usage with every field present. @category Models */
 export interface NonNullableUsage {
   readonly input_tokens: number
@@ -114,4 +179,13 @@ export interface Result {
 }
 
 /** Every message a session emits. @category Models */
-export type SdkMessage = SystemInit | Assistant | User | PartialAssistant | Result
+export type SdkMessage =
+  | SystemInit
+  | Assistant
+  | User
+  | PartialAssistant
+  | ApiRetry
+  | Status
+  | Tombstone
+  | ModelFallback
+  | Result

@@ -15,7 +15,8 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { type AssistantMessage, type Message, toParam, UserMessage } from "../message/Message.js"
 import type { ModelClient } from "../model/ModelClient.js"
-import { describe } from "../model/ModelError.js"
+import { category, describe, statusOf } from "../model/ModelError.js"
+import type { ModelNotice } from "../model/ModelNotice.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
 import type { ToolRuntime } from "../tool/ToolRuntime.js"
@@ -120,6 +121,53 @@ export const toApiMessage = (message: AssistantMessage, fallbackModel: string): 
       cache_creation_input_tokens: u?.cache_creation_input_tokens ?? 0,
       cache_read_input_tokens: u?.cache_read_input_tokens ?? 0
     })
+  }
+}
+
+/**
+ * The SDK message for a resilience layer's notice.
+ *
+ * @category Conversions
+ */
+export const noticeMessage = (notice: ModelNotice, sessionId: string): SdkMessage.SdkMessage => {
+  const stamp = { uuid: crypto.randomUUID(), session_id: sessionId }
+  switch (notice._tag) {
+    case "Retrying":
+      return {
+        type: "system",
+        subtype: "api_retry",
+        attempt: notice.attempt,
+        max_retries: notice.maxRetries,
+        retry_delay_ms: notice.delayMs,
+        error_status: statusOf(notice.error),
+        error: category(notice.error),
+        error_message: describe(notice.error),
+        ...stamp
+      }
+    case "Waiting":
+      return {
+        type: "system",
+        subtype: "status",
+        status: "retrying",
+        attempt: notice.attempt,
+        waited_ms: notice.waitedMs,
+        retry_in_ms: notice.remainingMs,
+        ...stamp
+      }
+    case "StreamStalled":
+      return { type: "system", subtype: "status", status: "stalled", idle_ms: notice.idleMs, timeout_ms: notice.timeoutMs, ...stamp }
+    case "Retracted":
+      return { type: "system", subtype: "tombstone", reason: notice.reason, message_id: notice.messageId ?? null, ...stamp }
+    case "ModelSwitched":
+      return {
+        type: "system",
+        subtype: "model_fallback",
+        original_model: notice.from,
+        fallback_model: notice.to,
+        content: `Switched to ${notice.to} due to high demand for ${notice.from}`,
+        error_status: statusOf(notice.error),
+        ...stamp
+      }
   }
 }
 
@@ -274,6 +322,8 @@ export const make = (
               return { type: "user", message: toParam(event.message), uuid: crypto.randomUUID(), ...stamp }
             case "StageApplied":
               return undefined
+            case "Notice":
+              return noticeMessage(event.notice, sessionId)
           }
         }
 

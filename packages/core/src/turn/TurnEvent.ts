@@ -1,6 +1,7 @@
 /**
  * What the turn loop emits: raw model stream events as they arrive (in batches, one per network
- * read, so a consumer pays per batch and not per event), each final assistant message,
+ * read, so a consumer pays per batch and not per event), notices from the resilience layers, each
+ * final assistant message,
  * the tool results that answer it, stage reports, and exactly one `TurnComplete` at the end.
  *
  * @since 0.1.0
@@ -8,6 +9,7 @@
 import * as Data from "effect/Data"
 import type { AssistantMessage, UserMessage } from "../message/Message.js"
 import type { ModelError } from "../model/ModelError.js"
+import type { ModelNotice } from "../model/ModelNotice.js"
 import type { StreamEvent } from "../model/StreamEvent.js"
 import type { StageReport } from "./Stage.js"
 
@@ -28,6 +30,11 @@ export type TurnEvent = Data.TaggedEnum<{
   Assistant: { readonly message: AssistantMessage }
   /** The tool results answering the previous assistant message (already in the conversation). */
   ToolResults: { readonly message: UserMessage }
+  /**
+   * A resilience layer's notice: a retry and its wait, a heartbeat, a retraction of the partial
+   * answer streamed so far (its events are void), a model switch, a stalled stream.
+   */
+  Notice: { readonly notice: ModelNotice }
   /** A preprocessing stage changed the conversation. */
   StageApplied: { readonly report: StageReport }
   /** The turn is over. Always the last event. */

@@ -21,6 +21,7 @@ import * as Accumulator from "../model/Accumulator.js"
 import { ModelClient } from "../model/ModelClient.js"
 import type { ModelError } from "../model/ModelError.js"
 import type { ModelRequest, QuerySource } from "../model/ModelRequest.js"
+import type { StreamEvent } from "../model/StreamEvent.js"
 import { addUsage, SessionState } from "../session/SessionState.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
 import { interruptedResult, ToolRuntime } from "../tool/ToolRuntime.js"
@@ -67,6 +68,8 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
 
     // Loop-local control state: confined to this turn's stream, read and written by its steps in order.
     let iteration = 0
+    /** The model this turn calls: the primary, until a fallback layer switches it for the rest of the turn. */
+    let model = options.model
     let finished: TurnEvent | undefined
     let phase: "streaming" | "tools" = "streaming"
     let lastMessage: AssistantMessage | undefined
@@ -126,7 +129,7 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
         yield* Ref.update(session.messages, (ms) => [...ms, message])
         if (message.usage !== undefined) {
           const usage = message.usage
-          yield* Ref.update(session.usage, (u) => addUsage(u, message.model ?? options.model, usage))
+          yield* Ref.update(session.usage, (u) => addUsage(u, message.model ?? model, usage))
         }
         const assistant = TurnEvent.Assistant({ message })
         if (message.toolUses.length === 0) return [assistant, complete("completed")]
@@ -139,10 +142,10 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       phase = "streaming"
       yield* Ref.update(session.turnCount, (n) => n + 1)
       const history = yield* Ref.get(session.messages)
-      const prepared = yield* pipeline.run(history, { model: options.model, iteration })
+      const prepared = yield* pipeline.run(history, { model, iteration })
       if (prepared.messages !== history) yield* Ref.set(session.messages, prepared.messages)
       const request: ModelRequest = {
-        model: options.model,
+        model,
         messages: prepared.messages,
         max_tokens: options.maxTokens,
         tools: registry.definitions,
@@ -151,15 +154,41 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
         ...(options.params !== undefined ? { params: options.params } : {})
       }
       const startedAt = yield* Clock.currentTimeMillis
-      const acc = Accumulator.make()
+      let acc = Accumulator.make()
       const events: Stream.Stream<TurnEvent, ModelError> = client.stream(request).pipe(
         Stream.mapChunks((chunk) => {
           // Indexed loops over the backing array: a chunk's iterator costs more than the work per event.
-          const batch = Chunk.toReadonlyArray(chunk)
-          for (let i = 0; i < batch.length; i++) Accumulator.step(acc, batch[i]!)
-          return emitStreamEvents && batch.length > 0
-            ? Chunk.of<TurnEvent>({ _tag: "StreamEvents", events: batch })
-            : Chunk.empty<TurnEvent>()
+          const items = Chunk.toReadonlyArray(chunk)
+          let out: Array<TurnEvent> | undefined
+          let batch: Array<StreamEvent> | undefined
+          let from = 0
+          for (let i = 0; i < items.length; i++) {
+            const item = items[i]!
+            if (item.type === "ping" || item.type === "notice") {
+              // The common chunk has neither: then the chunk's array itself is the batch, uncopied.
+              batch ??= items.slice(from, i) as Array<StreamEvent>
+              if (item.type === "notice") {
+                out ??= []
+                if (emitStreamEvents && batch.length > 0) out.push({ _tag: "StreamEvents", events: batch })
+                batch = []
+                if (item._tag === "Retracted") acc = Accumulator.make()
+                else if (item._tag === "ModelSwitched") model = item.to
+                out.push(TurnEvent.Notice({ notice: item }))
+              }
+              from = i + 1
+              continue
+            }
+            Accumulator.step(acc, item)
+            if (batch !== undefined) batch.push(item)
+          }
+          const rest = batch ?? (items as ReadonlyArray<StreamEvent>)
+          if (out === undefined) {
+            return emitStreamEvents && rest.length > 0
+              ? Chunk.of<TurnEvent>({ _tag: "StreamEvents", events: rest })
+              : Chunk.empty<TurnEvent>()
+          }
+          if (emitStreamEvents && rest.length > 0) out.push({ _tag: "StreamEvents", events: rest })
+          return Chunk.unsafeFromArray(out)
         })
       )
       const tools = Stream.fromIterableEffect(Effect.suspend(() => {
