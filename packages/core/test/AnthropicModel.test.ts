@@ -3,7 +3,17 @@
  * loopback fake of the Messages API (test/support/FakeAnthropic.ts).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Accumulator, AnthropicModel, Message, ModelClient, ModelError, ModelRequest, StreamEvent } from "@keel/core"
+import {
+  Accumulator,
+  AnthropicModel,
+  Credentials,
+  Message,
+  ModelClient,
+  ModelError,
+  ModelRequest,
+  Retry,
+  StreamEvent
+} from "@keel/core"
 import * as Chunk from "effect/Chunk"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Deferred from "effect/Deferred"
@@ -12,6 +22,7 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as net from "node:net"
 import * as FakeAnthropic from "../../../test/support/FakeAnthropic.js"
@@ -436,6 +447,26 @@ describe("AnthropicModel against the fake Messages API", () => {
         const headers = fake.requests[0]!.headers
         assert.strictEqual(headers["authorization"], "Bearer sk-ant-both")
         assert.strictEqual(headers["x-api-key"], undefined)
+      }))
+  })
+
+  describe("credentials", () => {
+    it.scopedLive("after a 401 the retry layer refreshes the credentials and the next request carries the new key", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeAnthropic.scoped([
+          FakeAnthropic.errorReply(401, "authentication_error", "invalid x-api-key"),
+          { kind: "sse", events: scriptedEvents }
+        ])
+        const loads = yield* Ref.make(0)
+        const load = Effect.map(Ref.updateAndGet(loads, (n) => n + 1), (n) => ({ apiKey: Redacted.make(`key-${n}`) }))
+        const layer = Retry.layer().pipe(
+          Layer.provide(AnthropicModel.layerWithCredentials({ baseURL: fake.url })),
+          Layer.provide(Layer.effect(Credentials.Credentials, Credentials.make(load)))
+        )
+        const events = yield* collect().pipe(Effect.provide(layer))
+
+        assert.deepStrictEqual(events, scriptedEvents)
+        assert.deepStrictEqual(fake.requests.map((r) => r.headers["authorization"]), ["Bearer key-1", "Bearer key-2"])
       }))
   })
 })

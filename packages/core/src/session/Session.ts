@@ -72,6 +72,21 @@ export interface Options {
   readonly params?: Readonly<Record<string, unknown>> | undefined
 }
 
+/** Options of one `submit`. @category Models */
+export interface SubmitOptions {
+  /** Aborting it stops the turn, as `interrupt` does (for embedders outside Effect). */
+  readonly signal?: AbortSignal | undefined
+}
+
+/** Completes when `signal` aborts (at once if it already has). */
+const aborted = (signal: AbortSignal): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (signal.aborted) return resume(Effect.void)
+    const onAbort = () => resume(Effect.void)
+    signal.addEventListener("abort", onAbort, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  })
+
 /** @category Models */
 export interface Service {
   readonly sessionId: string
@@ -82,7 +97,7 @@ export interface Service {
    * Runs one turn for this prompt and streams its messages; the last is its `result`. Turns run one
    * at a time: a second `submit` waits for the first to finish.
    */
-  readonly submit: (prompt: string | UserMessage) => Stream.Stream<SdkMessage.SdkMessage>
+  readonly submit: (prompt: string | UserMessage, options?: SubmitOptions) => Stream.Stream<SdkMessage.SdkMessage>
   /** Stops the running turn (model stream and tools); it ends with an `error_during_execution` result. */
   readonly interrupt: Effect.Effect<void>
 }
@@ -230,7 +245,7 @@ export const make = (
       return { report, total }
     })
 
-    const submit = (prompt: string | UserMessage): Stream.Stream<SdkMessage.SdkMessage> =>
+    const submit = (prompt: string | UserMessage, submitOptions: SubmitOptions = {}): Stream.Stream<SdkMessage.SdkMessage> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         yield* Effect.acquireRelease(turnLock.take(1), () => turnLock.release(1))
         const signal = yield* Deferred.make<void>()
@@ -352,7 +367,9 @@ export const make = (
           system: options.systemPrompt ?? defaultSystemPrompt(options.cwd),
           cwd: options.cwd,
           params: options.params,
-          interrupt: Deferred.await(signal),
+          interrupt: submitOptions.signal === undefined
+            ? Deferred.await(signal)
+            : Effect.raceFirst(Deferred.await(signal), aborted(submitOptions.signal)),
           emitStreamEvents: includePartial
         }).pipe(
           Stream.mapChunksEffect(chunkToMessages),
