@@ -49,6 +49,11 @@ export interface SseResponse {
   readonly midStreamError?: ErrorDetail
   /** Write the body in writes of this many bytes (may split lines and UTF-8 sequences); default: one write per event. */
   readonly chunkBytes?: number
+  /**
+   * After `after` events, send `pings` ping frames, each after `everyMs` of real time: a stream that
+   * is slow but alive. (Not with `chunkBytes`.)
+   */
+  readonly keepAlive?: { readonly after: number; readonly pings: number; readonly everyMs: number }
 }
 
 /** A non-2xx JSON error response, shaped exactly as the API's. */
@@ -113,13 +118,21 @@ const errorBody = (error: ErrorDetail, requestId: string) => ({
 })
 
 /** The SSE frames of a response, events limited by `truncateAfter` / `stallAfter`, pings and the error event included. */
-const framesOf = (response: SseResponse): Array<string> => {
+/** A frame to write, or a pause (real time) before the next one. */
+type Frame = string | { readonly pauseMs: number }
+
+const framesOf = (response: SseResponse): Array<Frame> => {
   const limit = Math.min(response.truncateAfter ?? Infinity, response.stallAfter ?? Infinity)
   const events = response.events.slice(0, limit)
   const ping = response.ping ?? true
-  const frames: Array<string> = []
+  const frames: Array<Frame> = []
   let pinged = false
-  for (const event of events) {
+  for (const [i, event] of events.entries()) {
+    if (response.keepAlive !== undefined && i === response.keepAlive.after) {
+      for (let p = 0; p < response.keepAlive.pings; p++) {
+        frames.push({ pauseMs: response.keepAlive.everyMs }, frame("ping", { type: "ping" }))
+      }
+    }
     frames.push(frame(event.type, event))
     if (ping && !pinged && event.type === "message_start") {
       frames.push(frame("ping", { type: "ping" }))
@@ -167,15 +180,19 @@ export const start = (script: ReadonlyArray<ScriptItem>, options: StartOptions =
     })
     res.flushHeaders()
     const frames = framesOf(response)
-    const writes: Array<Buffer> = []
+    const writes: Array<Buffer | { readonly pauseMs: number }> = []
     if (response.chunkBytes !== undefined && response.chunkBytes > 0) {
-      const all = Buffer.from(frames.join(""), "utf8")
+      const all = Buffer.from(frames.filter((f) => typeof f === "string").join(""), "utf8")
       for (let i = 0; i < all.length; i += response.chunkBytes) writes.push(all.subarray(i, i + response.chunkBytes))
     } else {
-      for (const f of frames) writes.push(Buffer.from(f, "utf8"))
+      for (const f of frames) writes.push(typeof f === "string" ? Buffer.from(f, "utf8") : f)
     }
     for (const chunk of writes) {
       if (res.destroyed) return
+      if ("pauseMs" in chunk) {
+        await new Promise<void>((resolve) => setTimeout(resolve, chunk.pauseMs))
+        continue
+      }
       if (!res.write(chunk)) await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve))
       await tick()
     }

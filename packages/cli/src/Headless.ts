@@ -72,6 +72,33 @@ export const layer = (flags: Pick<Flags, "fallbackModels">): Layer.Layer<
     Layer.provide(NodeContext.layer)
   )
 
+const seconds = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`
+
+/**
+ * What text mode prints on stderr while a turn waits or recovers, so a person can tell waiting from
+ * hung (stdout keeps only the answer).
+ *
+ * @category Rendering
+ */
+export const progressLine = (message: SdkMessage.SdkMessage): string | undefined => {
+  if (message.type !== "system") return undefined
+  switch (message.subtype) {
+    case "api_retry":
+      return `keel: ${message.error_message}; retrying in ${seconds(message.retry_delay_ms)} ` +
+        `(retry ${message.attempt}/${message.max_retries ?? "unlimited"})\n`
+    case "model_fallback":
+      return `keel: ${message.content}\n`
+    case "status":
+      return message.status === "stalled"
+        ? `keel: no data from the API for ${seconds(message.idle_ms ?? 0)}; the request is retried at ${
+          seconds(message.timeout_ms ?? 0)
+        }\n`
+        : `keel: still waiting to retry (${seconds(message.retry_in_ms ?? 0)} left)\n`
+    default:
+      return undefined
+  }
+}
+
 /**
  * Runs one headless turn for `prompt` and prints its output. Returns the process exit code.
  *
@@ -99,6 +126,10 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
         let lines = ""
         for (const message of chunk) {
           if (message.type === "result") result = message
+          if (flags.outputFormat === "text" && message.type === "system") {
+            const line = progressLine(message)
+            if (line !== undefined) io.err(line)
+          }
           if (flags.outputFormat === "stream-json") lines += JSON.stringify(message) + "\n"
           else if (flags.outputFormat === "json" && flags.verbose) messages.push(message)
         }

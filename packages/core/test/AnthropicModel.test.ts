@@ -7,6 +7,7 @@ import {
   Accumulator,
   AnthropicModel,
   Credentials,
+  IdleWatchdog,
   Message,
   ModelClient,
   ModelError,
@@ -467,6 +468,33 @@ describe("AnthropicModel against the fake Messages API", () => {
 
         assert.deepStrictEqual(events, scriptedEvents)
         assert.deepStrictEqual(fake.requests.map((r) => r.headers["authorization"]), ["Bearer key-1", "Bearer key-2"])
+      }))
+  })
+
+  describe("keep-alive", () => {
+    it.scopedLive("a read that carries only a ping is passed on as a ping item, so the stream is seen alive", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeAnthropic.scoped([
+          { kind: "sse", events: scriptedEvents, ping: false, keepAlive: { after: 1, pings: 3, everyMs: 100 } }
+        ])
+        const client = yield* Effect.provide(ModelClient.ModelClient, clientLayer(fake.url))
+        const items = Chunk.toReadonlyArray(yield* Stream.runCollect(client.stream(request)))
+
+        assert.deepStrictEqual(items.filter(ModelClient.isEvent), scriptedEvents)
+        const pingsAfterStart = items.slice(1, items.findIndex((i) => i.type === "content_block_start"))
+        assert.deepStrictEqual(pingsAfterStart, [StreamEvent.ping, StreamEvent.ping, StreamEvent.ping])
+      }))
+
+    it.scopedLive("the idle watchdog counts pings as activity: 0.6 s of pings outlive a 0.3 s idle timeout", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeAnthropic.scoped([
+          { kind: "sse", events: scriptedEvents, ping: false, keepAlive: { after: 1, pings: 4, everyMs: 150 } }
+        ])
+        const layer = IdleWatchdog.layer("300 millis").pipe(Layer.provide(clientLayer(fake.url)))
+        const events = yield* collect().pipe(Effect.provide(layer))
+
+        assert.deepStrictEqual(events, scriptedEvents)
+        assert.strictEqual(fake.requests.length, 1)
       }))
   })
 })
