@@ -8,11 +8,9 @@
 import { NodeContext } from "@effect/platform-node"
 import {
   AnthropicModel,
-  Fallback,
-  IdleWatchdog,
   type ModelClient,
   Pipeline,
-  Retry,
+  Resilience,
   Session,
   type ToolRegistry,
   ToolRuntime
@@ -44,19 +42,8 @@ export interface Io {
  */
 export const modelLayer = (
   fallbackModels: ReadonlyArray<string> | undefined
-): Layer.Layer<ModelClient.ModelClient, AnthropicModel.MissingCredentials | ConfigError> => {
-  const fallback = Layer.unwrapEffect(
-    Effect.map(
-      fallbackModels !== undefined ? Effect.succeed(fallbackModels) : Fallback.modelsConfig,
-      (models) => Fallback.layer({ models })
-    )
-  )
-  return fallback.pipe(
-    Layer.provide(Retry.layerConfig),
-    Layer.provide(IdleWatchdog.layerConfig),
-    Layer.provide(AnthropicModel.layerConfig)
-  )
-}
+): Layer.Layer<ModelClient.ModelClient, AnthropicModel.MissingCredentials | ConfigError> =>
+  Resilience.layerConfig({ fallbackModels }).pipe(Layer.provide(AnthropicModel.layerConfig))
 
 /** The kernel layers for a headless run: the model (see {@link modelLayer}), built-in tools, empty pipeline. @category Layers */
 export const layer = (flags: Pick<Flags, "fallbackModels">): Layer.Layer<

@@ -30,6 +30,8 @@ export * as ModelRequest from "./model/ModelRequest.js"
 export * as Pipeline from "./turn/Pipeline.js"
 /** Model prices. */
 export * as Pricing from "./session/Pricing.js"
+/** The whole resilience stack: watchdog, retry, fallback. */
+export * as Resilience from "./resilience/Resilience.js"
 /** Retrying failed model calls. */
 export * as Retry from "./resilience/Retry.js"
 /** When and after how long a failed model call is retried. */
