@@ -23,7 +23,7 @@ import {
   ToolRuntime
 } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { Chunk, Duration, Effect, Fiber, Layer, Random, Ref, Schema, Stream, TestClock } from "effect"
+import { Chunk, ConfigProvider, Duration, Effect, Fiber, Layer, Random, Ref, Schema, Stream, TestClock } from "effect"
 
 const request: ModelRequest.ModelRequest = {
   model: "claude-primary",
@@ -520,4 +520,39 @@ describe("Interruption with the resilience stack", () => {
       const result = (yield* Fiber.join(fiber)).at(-1) as SdkMessage.Result
       assert.deepStrictEqual([result.subtype, result.terminal_reason], ["error_during_execution", "aborted_tools"])
     }).pipe(Effect.provide(sessionLayer([TestModel.reply([TestModel.toolUse("Sleep", { ms: 3_600_000 })])]))))
+})
+
+describe("Resilience configuration", () => {
+  const read = <A>(config: import("effect").Config.Config<A>, env: Record<string, string>) =>
+    Effect.withConfigProvider(Effect.either(config), ConfigProvider.fromMap(new Map(Object.entries(env))))
+
+  it.effect("the retry policy from the environment", () =>
+    Effect.gen(function*() {
+      const defaults = yield* read(RetryPolicy.config, {})
+      assert.deepStrictEqual(defaults._tag === "Right" && [defaults.right.maxRetries, defaults.right.persistent], [10, undefined])
+      const set = yield* read(RetryPolicy.config, {
+        KEEL_MAX_RETRIES: "3",
+        KEEL_UNATTENDED_RETRY: "1",
+        KEEL_UNATTENDED_BUDGET_MS: "3600000"
+      })
+      assert.strictEqual(set._tag, "Right")
+      if (set._tag === "Right") {
+        assert.strictEqual(set.right.maxRetries, 3)
+        assert.deepStrictEqual(set.right.persistent?.budget, Duration.hours(1))
+        assert.deepStrictEqual(set.right.persistent?.maxDelay, Duration.minutes(5))
+      }
+      const bad = yield* read(RetryPolicy.config, { KEEL_MAX_RETRIES: "-1" })
+      assert.strictEqual(bad._tag, "Left")
+      if (bad._tag === "Left") assert.include(String(bad.left), "KEEL_MAX_RETRIES")
+    }))
+
+  it.effect("the idle timeout and fallback models from the environment", () =>
+    Effect.gen(function*() {
+      const timeout = yield* read(IdleWatchdog.timeoutConfig, { KEEL_STREAM_IDLE_TIMEOUT_MS: "1500" })
+      assert.deepStrictEqual(timeout._tag === "Right" && timeout.right, Duration.millis(1500))
+      const bad = yield* read(IdleWatchdog.timeoutConfig, { KEEL_STREAM_IDLE_TIMEOUT_MS: "0" })
+      assert.strictEqual(bad._tag, "Left")
+      const models = yield* read(Fallback.modelsConfig, { KEEL_FALLBACK_MODEL: "a, b,,c" })
+      assert.deepStrictEqual(models._tag === "Right" && models.right, ["a", "b", "c"])
+    }))
 })
