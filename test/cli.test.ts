@@ -3,62 +3,11 @@
  * `@anthropic-ai/sdk`, against the loopback fake of the Messages API.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
+import { closeServers, envFor, fake, lines, run, start, workdir } from "./support/KeelProcess.js"
 
-const keel = path.resolve(import.meta.dirname, "..", "node_modules", ".bin", "keel")
-
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const servers: Array<FakeAnthropic.FakeAnthropic> = []
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()))
-})
-
-const fake = async (script: ReadonlyArray<FakeAnthropic.ScriptItem>) => {
-  const server = await FakeAnthropic.start(script)
-  servers.push(server)
-  return server
-}
-
-const workdir = () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-e2e-"))
-  fs.writeFileSync(path.join(dir, "README.md"), "# Demo project\n\nIt counts sheep.\nThree lines.\n")
-  return dir
-}
-
-const start = (
-  args: ReadonlyArray<string>,
-  options: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}
-): { child: ChildProcess; done: Promise<Run> } => {
-  const env: Record<string, string | undefined> = { ...process.env }
-  for (const k of Object.keys(env)) {
-    if (k.startsWith("ANTHROPIC_") || k.startsWith("KEEL_") || k === "API_TIMEOUT_MS") delete env[k]
-  }
-  Object.assign(env, options.env)
-  const child = spawn(keel, [...args], { cwd: options.cwd ?? workdir(), env, stdio: ["pipe", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  child.stdout!.on("data", (d) => (stdout += d))
-  child.stderr!.on("data", (d) => (stderr += d))
-  if (options.stdin !== undefined) child.stdin!.end(options.stdin)
-  else child.stdin!.end()
-  const done = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })))
-  return { child, done }
-}
-
-const run = (args: ReadonlyArray<string>, options: Parameters<typeof start>[1] = {}) => start(args, options).done
-
-const envFor = (server: FakeAnthropic.FakeAnthropic) => ({ ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" })
-
-const lines = (stdout: string): Array<any> => stdout.trim().split("\n").map((l) => JSON.parse(l))
+afterEach(() => closeServers())
 
 /** The Read round trip: the model asks for README.md, then answers from the tool result it got. */
 const readRoundTrip = (): Array<FakeAnthropic.ScriptItem> => [
@@ -214,8 +163,7 @@ describe("keel -p", () => {
   it("an unreachable ANTHROPIC_BASE_URL is an error result naming the connection failure", async () => {
     const server = await fake([])
     const url = server.url
-    await server.close()
-    servers.length = 0
+    await closeServers()
     const r = await run(["-p", "x"], { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "k", KEEL_MAX_RETRIES: "0" } })
     assert.strictEqual(r.code, 1)
     assert.include(r.stderr, "ConnectionError: Could not reach the API: ECONNREFUSED")

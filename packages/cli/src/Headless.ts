@@ -59,6 +59,24 @@ export const layer = (flags: Pick<Flags, "fallbackModels">): Layer.Layer<
     Layer.provide(NodeContext.layer)
   )
 
+/**
+ * One line per problem in a configuration error: the variable, and what is wrong with its value.
+ *
+ * @category Rendering
+ */
+export const describeConfigError = (error: ConfigError): Array<string> => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return [...describeConfigError(error.left), ...describeConfigError(error.right)]
+    case "InvalidData":
+    case "MissingData":
+    case "SourceUnavailable":
+    case "Unsupported":
+      return [`${error.path.join(".")}: ${error.message}`]
+  }
+}
+
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 1)} s`
 
 /**
@@ -131,7 +149,12 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
     const failure = Cause.failureOption(exit.cause)
     if (failure._tag === "Some") {
       const error = failure.value
-      io.err(`keel: ${error._tag === "MissingCredentials" ? error.message : `invalid configuration: ${String(error)}`}\n`)
+      if (error._tag === "MissingCredentials") {
+        io.err(`keel: ${error.message}\n`)
+        return 1
+      }
+      io.err(`${describeConfigError(error).map((line) => `keel: invalid environment: ${line}`).join("\n")}\n`)
+      return 2
     } else {
       io.err(`keel: internal error: ${Cause.pretty(exit.cause)}\n`)
     }

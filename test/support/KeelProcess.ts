@@ -1,0 +1,83 @@
+/**
+ * Running the real `keel` binary (built by `npm run build`, linked into node_modules/.bin by npm) in
+ * end-to-end tests, against loopback fakes of the Messages API that are closed after each test.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as FakeAnthropic from "./FakeAnthropic.js"
+
+/** The `keel` binary that npm links into node_modules/.bin. */
+export const keel = path.resolve(import.meta.dirname, "..", "..", "node_modules", ".bin", "keel")
+
+/** How a `keel` process ended: its exit code and everything it printed. */
+export interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const servers: Array<FakeAnthropic.FakeAnthropic> = []
+
+/** Closes every server {@link fake} started and forgets them; call it from `afterEach`. */
+export const closeServers = async (): Promise<void> => {
+  await Promise.all(servers.splice(0).map((s) => s.close()))
+}
+
+/** Starts a fake Messages API with `script`, to be closed by {@link closeServers}. */
+export const fake = async (script: ReadonlyArray<FakeAnthropic.ScriptItem>): Promise<FakeAnthropic.FakeAnthropic> => {
+  const server = await FakeAnthropic.start(script)
+  servers.push(server)
+  return server
+}
+
+/** A fresh temporary project directory holding a four-line README.md. */
+export const workdir = (): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-e2e-"))
+  fs.writeFileSync(path.join(dir, "README.md"), "# Demo project\n\nIt counts sheep.\nThree lines.\n")
+  return dir
+}
+
+/** Options of {@link start}: extra environment, working directory (default a fresh {@link workdir}), stdin text. */
+export interface SpawnOptions {
+  readonly env?: Record<string, string | undefined>
+  readonly cwd?: string
+  readonly stdin?: string
+}
+
+/**
+ * Spawns `keel args` with this process's environment minus every `ANTHROPIC_*`, `KEEL_*` and
+ * `API_TIMEOUT_MS` variable, plus `options.env`. `done` resolves when the process has closed.
+ */
+export const start = (
+  args: ReadonlyArray<string>,
+  options: SpawnOptions = {}
+): { child: ChildProcess; done: Promise<Run> } => {
+  const env: Record<string, string | undefined> = { ...process.env }
+  for (const k of Object.keys(env)) {
+    if (k.startsWith("ANTHROPIC_") || k.startsWith("KEEL_") || k === "API_TIMEOUT_MS") delete env[k]
+  }
+  Object.assign(env, options.env)
+  const child = spawn(keel, [...args], { cwd: options.cwd ?? workdir(), env, stdio: ["pipe", "pipe", "pipe"] })
+  let stdout = ""
+  let stderr = ""
+  child.stdout!.on("data", (d) => (stdout += d))
+  child.stderr!.on("data", (d) => (stderr += d))
+  if (options.stdin !== undefined) child.stdin!.end(options.stdin)
+  else child.stdin!.end()
+  const done = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })))
+  return { child, done }
+}
+
+/** Runs `keel args` (see {@link start}) to the end. */
+export const run = (args: ReadonlyArray<string>, options: SpawnOptions = {}): Promise<Run> => start(args, options).done
+
+/** The environment that points `keel` at `server`, with a test API key. */
+export const envFor = (server: FakeAnthropic.FakeAnthropic): Record<string, string> => ({
+  ANTHROPIC_BASE_URL: server.url,
+  ANTHROPIC_API_KEY: "test-key"
+})
+
+/** The JSON values of `stream-json` output, one a line. */
+export const lines = (stdout: string): Array<any> => stdout.trim().split("\n").map((l) => JSON.parse(l))
