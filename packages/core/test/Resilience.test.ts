@@ -510,6 +510,20 @@ describe("Interruption with the resilience stack", () => {
       TestModel.text("three")
     ]))))
 
+  it.effect("interrupting the consuming fiber mid-tool leaves every tool_use answered and the session ready", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make({ model: "claude-primary", cwd: "/work" })
+      const fiber = yield* Effect.fork(collect(session.submit("sleep")))
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(fiber)
+      const next = yield* collect(session.submit("next"))
+      assert.deepStrictEqual((next.at(-1) as SdkMessage.Result).result, "fine")
+      assert.deepStrictEqual(yield* lastRequestViolations, [])
+    }).pipe(Effect.provide(sessionLayer([
+      TestModel.reply([TestModel.toolUse("Sleep", { ms: 3_600_000 })]),
+      TestModel.text("fine")
+    ]))))
+
   it.effect("an embedder's AbortSignal stops the turn like interrupt", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-primary", cwd: "/work" })
