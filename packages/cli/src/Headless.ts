@@ -94,11 +94,20 @@ export const progressLine = (message: SdkMessage.SdkMessage): string | undefined
     case "model_fallback":
       return `keel: ${message.content}\n`
     case "status":
-      return message.status === "stalled"
-        ? `keel: no data from the API for ${seconds(message.idle_ms ?? 0)}; the request is retried at ${
-          seconds(message.timeout_ms ?? 0)
-        }\n`
-        : `keel: still waiting to retry (${seconds(message.retry_in_ms ?? 0)} left)\n`
+      switch (message.status) {
+        case "stalled":
+          return `keel: no data from the API for ${seconds(message.idle_ms ?? 0)}; the request is retried at ${
+            seconds(message.timeout_ms ?? 0)
+          }\n`
+        case "retrying":
+          return `keel: still waiting to retry (${seconds(message.retry_in_ms ?? 0)} left)\n`
+        case "compacting":
+          return "keel: compacting the conversation\n"
+        default:
+          return undefined
+      }
+    case "compact_boundary":
+      return `keel: compacted the conversation from ~${message.compact_metadata.pre_tokens} to ~${message.compact_metadata.post_tokens} tokens\n`
     default:
       return undefined
   }

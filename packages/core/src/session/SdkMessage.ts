@@ -86,15 +86,15 @@ export interface ApiRetry {
 }
 
 /**
- * `system`/`status`: still waiting to retry (a heartbeat every 30 s of a long wait), or the model
- * stream has gone quiet (half the idle timeout).
+ * `system`/`status`: still waiting to retry (a heartbeat every 30 s of a long wait), the model
+ * stream has gone quiet (half the idle timeout), or the conversation is being compacted.
  *
  * @category Models
  */
 export interface Status {
   readonly type: "system"
   readonly subtype: "status"
-  readonly status: "retrying" | "stalled"
+  readonly status: "retrying" | "stalled" | "compacting" | (string & {})
   readonly attempt?: number
   readonly waited_ms?: number
   readonly retry_in_ms?: number
@@ -116,6 +116,20 @@ export interface Tombstone {
   readonly subtype: "tombstone"
   readonly reason: "retry" | "fallback"
   readonly message_id: string | null
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/** `system`/`compact_boundary`: the conversation before this point was replaced by a summary. @category Models */
+export interface CompactBoundary {
+  readonly type: "system"
+  readonly subtype: "compact_boundary"
+  readonly compact_metadata: {
+    readonly trigger: "manual" | "auto"
+    readonly pre_tokens: number
+    readonly post_tokens: number
+    readonly duration_ms: number
+  }
   readonly uuid: string
   readonly session_id: string
 }
@@ -188,4 +202,5 @@ export type SdkMessage =
   | Status
   | Tombstone
   | ModelFallback
+  | CompactBoundary
   | Result

@@ -302,6 +302,15 @@ export const make = (
               case "aborted_streaming":
               case "aborted_tools":
                 return { ...common, subtype: "error_during_execution", is_error: true, errors: ["Interrupted by user"] } as const
+              case "prompt_too_long": {
+                const what = event.message ?? (event.error !== undefined ? describe(event.error) : "The prompt is too long")
+                const text = `${what}. The conversation no longer fits the context window: run /clear or start a new session.`
+                return { ...common, subtype: "error_during_execution", is_error: true, result: text, errors: [text] } as const
+              }
+              case "max_output_tokens": {
+                const text = event.message ?? "The answer was cut at the output limit"
+                return { ...common, subtype: "error_during_execution", is_error: true, result: text, errors: [text] } as const
+              }
             }
           })
 
@@ -335,8 +344,32 @@ export const make = (
             }
             case "ToolResults":
               return { type: "user", message: toParam(event.message), uuid: crypto.randomUUID(), ...stamp }
-            case "StageApplied":
-              return undefined
+            case "Continuation":
+              return {
+                type: "user",
+                message: toParam(event.message),
+                isSynthetic: true,
+                uuid: crypto.randomUUID(),
+                ...stamp
+              }
+            case "Status":
+              return { type: "system", subtype: "status", status: event.status, uuid: crypto.randomUUID(), session_id: sessionId }
+            case "StageApplied": {
+              const c = event.report.compaction
+              if (c === undefined) return undefined
+              return {
+                type: "system",
+                subtype: "compact_boundary",
+                compact_metadata: {
+                  trigger: c.trigger,
+                  pre_tokens: c.preTokens,
+                  post_tokens: c.postTokens,
+                  duration_ms: c.durationMs
+                },
+                uuid: crypto.randomUUID(),
+                session_id: sessionId
+              }
+            }
             case "Notice":
               return noticeMessage(event.notice, sessionId)
           }

@@ -17,12 +17,16 @@ import type { Stage, StageContext, StageReport } from "./Stage.js"
 export interface Prepared {
   readonly messages: ReadonlyArray<Message>
   readonly reports: ReadonlyArray<StageReport>
+  /** Set when a stage ended the turn (see `StageResult.halt`). */
+  readonly halt?: string | undefined
 }
 
 /** @category Models */
 export interface Service {
   readonly stages: ReadonlyArray<Stage>
   readonly run: (messages: ReadonlyArray<Message>, context: StageContext) => Effect.Effect<Prepared>
+  /** The statuses of the stages about to do slow work on these messages (see `Stage.announce`). */
+  readonly announce: (messages: ReadonlyArray<Message>, context: StageContext) => ReadonlyArray<string>
 }
 
 /** @category Context */
@@ -38,6 +42,10 @@ export const make = (stages: ReadonlyArray<Stage>): Service =>
         const reports: Array<StageReport> = []
         for (const stage of stages) {
           const result = yield* stage.run(current, context)
+          if (result.halt !== undefined) {
+            if (result.report !== undefined) reports.push({ stage: stage.name, report: result.report })
+            return { messages: current, reports, halt: result.halt }
+          }
           if (result.messages === current) continue
           const broken = requestViolations(result.messages)
           if (broken.length > 0) {
@@ -45,14 +53,32 @@ export const make = (stages: ReadonlyArray<Stage>): Service =>
             continue
           }
           current = result.messages
-          if (result.report !== undefined) reports.push({ stage: stage.name, report: result.report })
+          if (result.report !== undefined) {
+            reports.push(
+              result.compaction === undefined
+                ? { stage: stage.name, report: result.report }
+                : { stage: stage.name, report: result.report, compaction: result.compaction }
+            )
+          }
         }
         return { messages: current, reports }
-      })
+      }),
+    announce: (messages, context) => {
+      const out: Array<string> = []
+      for (const stage of stages) {
+        const status = stage.announce?.(messages, context)
+        if (status !== undefined) out.push(status)
+      }
+      return out
+    }
   })
 
 /** A pipeline layer of these stages. @category Layers */
 export const layer = (stages: ReadonlyArray<Stage>): Layer.Layer<Pipeline> => Layer.succeed(Pipeline, make(stages))
+
+/** A pipeline layer whose stages are built by an effect (stages that need services). @category Layers */
+export const layerEffect = <E, R>(stages: Effect.Effect<ReadonlyArray<Stage>, E, R>): Layer.Layer<Pipeline, E, R> =>
+  Layer.effect(Pipeline, Effect.map(stages, make))
 
 /** The default: no stages (the extension point, shipped empty). @category Layers */
 export const layerEmpty: Layer.Layer<Pipeline> = layer([])

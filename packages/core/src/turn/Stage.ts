@@ -12,22 +12,50 @@ export interface StageContext {
   readonly model: string
   /** The iteration of the turn loop, from 1. */
   readonly iteration: number
+  /** The session the conversation belongs to (stages with memory keep it per session). */
+  readonly sessionId: string
+  /** The output-token cap of the request. */
+  readonly maxTokens: number
+  /** The system prompt of the request, if any (stages that call the model may reuse it). */
+  readonly system?: string | ReadonlyArray<{ readonly type: "text"; readonly text: string }> | undefined
 }
 
-/** What a stage did. `report` is absent when the stage changed nothing. @category Models */
+/** A compaction that replaced the conversation with a shorter one. @category Models */
+export interface Compaction {
+  readonly trigger: "auto" | "manual"
+  /** Estimated tokens before and after. */
+  readonly preTokens: number
+  readonly postTokens: number
+  readonly durationMs: number
+}
+
+/**
+ * What a stage did. `report` is absent when the stage changed nothing. `halt` ends the turn (terminal
+ * reason `prompt_too_long`) with its text as the error: the stage's circuit breaker tripped.
+ *
+ * @category Models
+ */
 export interface StageResult {
   readonly messages: ReadonlyArray<Message>
   readonly report?: string | undefined
+  readonly compaction?: Compaction | undefined
+  readonly halt?: string | undefined
 }
 
 /** A preprocessing stage. @category Models */
 export interface Stage {
   readonly name: string
   readonly run: (messages: ReadonlyArray<Message>, context: StageContext) => Effect.Effect<StageResult>
+  /**
+   * When the stage is about to do slow work on these messages (a model call), a status to show
+   * while it runs (`"compacting"`). Cheap and synchronous: called before `run`.
+   */
+  readonly announce?: ((messages: ReadonlyArray<Message>, context: StageContext) => string | undefined) | undefined
 }
 
 /** A stage report, as the turn loop emits it. @category Models */
 export interface StageReport {
   readonly stage: string
   readonly report: string
+  readonly compaction?: Compaction | undefined
 }

@@ -15,12 +15,21 @@ import type { StageReport } from "./Stage.js"
 
 /**
  * Why a turn ended: the model answered without tool calls (`completed`), the iteration budget ran
- * out (`max_turns`), the model call failed (`model_error`), or the turn was interrupted while
- * streaming (`aborted_streaming`) or running tools (`aborted_tools`).
+ * out (`max_turns`), the model call failed (`model_error`), the turn was interrupted while
+ * streaming (`aborted_streaming`) or running tools (`aborted_tools`), the conversation cannot be
+ * made to fit the context window (`prompt_too_long`: compaction failed or its breaker tripped), or
+ * the answer was still cut by `max_tokens` after the allowed continuations (`max_output_tokens`).
  *
  * @category Models
  */
-export type TerminalReason = "completed" | "max_turns" | "model_error" | "aborted_streaming" | "aborted_tools"
+export type TerminalReason =
+  | "completed"
+  | "max_turns"
+  | "model_error"
+  | "aborted_streaming"
+  | "aborted_tools"
+  | "prompt_too_long"
+  | "max_output_tokens"
 
 /** @category Models */
 export type TurnEvent = Data.TaggedEnum<{
@@ -35,6 +44,10 @@ export type TurnEvent = Data.TaggedEnum<{
    * answer streamed so far (its events are void), a model switch, a stalled stream.
    */
   Notice: { readonly notice: ModelNotice }
+  /** The user message that asks the model to go on after an answer cut by `max_tokens` (already in the conversation). */
+  Continuation: { readonly message: UserMessage }
+  /** A preprocessing stage is doing slow work (`"compacting"`). */
+  Status: { readonly status: string }
   /** A preprocessing stage changed the conversation. */
   StageApplied: { readonly report: StageReport }
   /** The turn is over. Always the last event. */
@@ -44,6 +57,8 @@ export type TurnEvent = Data.TaggedEnum<{
     readonly iterations: number
     readonly lastMessage: AssistantMessage | undefined
     readonly error: ModelError | undefined
+    /** For `prompt_too_long` and `max_output_tokens`: what happened, for people. */
+    readonly message?: string | undefined
   }
 }>
 

@@ -16,7 +16,13 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { type AssistantMessage, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
+import {
+  type AssistantMessage,
+  type Message,
+  type ToolResultBlock,
+  type ToolUseBlock,
+  UserMessage
+} from "../message/Message.js"
 import * as Accumulator from "../model/Accumulator.js"
 import { ModelClient } from "../model/ModelClient.js"
 import type { ModelError } from "../model/ModelError.js"
@@ -25,8 +31,17 @@ import type { StreamEvent } from "../model/StreamEvent.js"
 import { addUsage, SessionState } from "../session/SessionState.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
 import { interruptedResult, ToolRuntime } from "../tool/ToolRuntime.js"
+import { Compactor } from "../context/Compactor.js"
 import { Pipeline } from "./Pipeline.js"
+import type { StageContext } from "./Stage.js"
 import { type TerminalReason, TurnEvent } from "./TurnEvent.js"
+
+/** Continuations allowed after answers cut by `max_tokens`, per turn (Claude Code's 3). @category Constants */
+export const MAX_CONTINUATIONS = 3
+
+/** The user message that asks for a cut answer to go on (Claude Code's wording). @category Constants */
+export const RESUME_PROMPT = "Output token limit hit. Resume directly — no apology, no recap of what you were doing. " +
+  "Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces."
 
 /** Options of one turn. @category Models */
 export interface Options {
@@ -76,10 +91,23 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
     let pending: { readonly uses: ReadonlyArray<ToolUseBlock>; readonly results: Map<string, ToolResultBlock> } | undefined
     let repaired: UserMessage | undefined
 
-    const complete = (reason: TerminalReason, error?: ModelError): TurnEvent => {
-      finished = TurnEvent.TurnComplete({ reason, iterations: iteration, lastMessage, error })
+    const complete = (reason: TerminalReason, error?: ModelError, message?: string): TurnEvent => {
+      finished = TurnEvent.TurnComplete({ reason, iterations: iteration, lastMessage, error, message })
       return finished
     }
+
+    const compactor = Option.getOrUndefined(yield* Effect.serviceOption(Compactor))
+    /** Whether this turn already compacted reactively since its last successful model call. */
+    let reactiveTried = false
+    /** Continuations after answers cut by `max_tokens`, in this turn. */
+    let continuations = 0
+    const stageContext = (): StageContext => ({
+      model,
+      iteration,
+      sessionId: session.sessionId,
+      maxTokens: options.maxTokens,
+      system: options.system as StageContext["system"]
+    })
 
     /** Answers every tool call still open, with its result if it finished and "interrupted" if not. */
     const repair = Effect.suspend(() => {
@@ -131,7 +159,26 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
           const usage = message.usage
           yield* Ref.update(session.usage, (u) => addUsage(u, message.model ?? model, usage))
         }
+        reactiveTried = false
         const assistant = TurnEvent.Assistant({ message })
+        if (message.toolUses.length === 0 && message.stop_reason === "max_tokens") {
+          if (continuations >= MAX_CONTINUATIONS) {
+            return [
+              assistant,
+              complete(
+                "max_output_tokens",
+                undefined,
+                `The answer was cut at the output limit (${options.maxTokens} tokens) ${MAX_CONTINUATIONS + 1} times in a row`
+              )
+            ]
+          }
+          continuations++
+          const resume = new UserMessage({ content: RESUME_PROMPT })
+          yield* Ref.update(session.messages, (ms) => [...ms, resume])
+          const events: Array<TurnEvent> = [assistant, TurnEvent.Continuation({ message: resume })]
+          if (iteration >= maxTurns) events.push(complete("max_turns"))
+          return events
+        }
         if (message.toolUses.length === 0) return [assistant, complete("completed")]
         toolCalls = result
         return [assistant]
@@ -142,8 +189,39 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       phase = "streaming"
       yield* Ref.update(session.turnCount, (n) => n + 1)
       const history = yield* Ref.get(session.messages)
-      const prepared = yield* pipeline.run(history, { model, iteration })
+      // Stages about to do slow work (a compaction's model call) say so before they start.
+      const statuses = pipeline.announce(history, stageContext())
+      const call = Stream.unwrap(callModel(history))
+      return statuses.length === 0
+        ? call
+        : Stream.concat(Stream.fromIterable(statuses.map((status) => TurnEvent.Status({ status }))), call)
+    }))
+
+    /** After the API said the prompt is too long: compact hard once, then the loop makes the request again. */
+    const recoverPromptTooLong = (error: ModelError): Stream.Stream<TurnEvent> => {
+      if (compactor === undefined || reactiveTried) return Stream.make(complete("prompt_too_long", error))
+      reactiveTried = true
+      return Stream.concat(
+        Stream.make(TurnEvent.Status({ status: "compacting" })),
+        Stream.fromIterableEffect(Effect.gen(function*() {
+          const history = yield* Ref.get(session.messages)
+          const result = yield* compactor.reactive(history, stageContext())
+          if (result.halt !== undefined) return [complete("prompt_too_long", error, result.halt)]
+          yield* Ref.set(session.messages, result.messages)
+          return [TurnEvent.StageApplied({
+            report: { stage: "reactive-compact", report: result.report ?? "compacted", compaction: result.compaction }
+          })]
+        }))
+      )
+    }
+
+    const callModel = (history: ReadonlyArray<Message>) => Effect.gen(function*() {
+      const prepared = yield* pipeline.run(history, stageContext())
       if (prepared.messages !== history) yield* Ref.set(session.messages, prepared.messages)
+      if (prepared.halt !== undefined) {
+        const reports = prepared.reports.map((report) => TurnEvent.StageApplied({ report }))
+        return Stream.fromIterable([...reports, complete("prompt_too_long", undefined, prepared.halt)])
+      }
       const request: ModelRequest = {
         model,
         messages: prepared.messages,
@@ -198,11 +276,16 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       }))
       const answer = Stream.concat(events, Stream.fromIterableEffect(Effect.suspend(() => afterModel(acc, startedAt))))
         .pipe(
-          Stream.catchAll((error) => Stream.fromEffect(Effect.as(recordApiTime(startedAt), complete("model_error", error))))
+          Stream.catchAll((error) =>
+            Stream.concat(
+              Stream.execute(recordApiTime(startedAt)),
+              error._tag === "PromptTooLong" ? recoverPromptTooLong(error) : Stream.make(complete("model_error", error))
+            )
+          )
         )
       const reports = prepared.reports.map((report) => TurnEvent.StageApplied({ report }))
       return Stream.concat(reports.length === 0 ? answer : Stream.concat(Stream.fromIterable(reports), answer), tools)
-    }))
+    })
 
     const loop = Stream.repeatEffectOption(
       Effect.suspend(() => finished === undefined ? Effect.succeed(iterate) : Effect.fail(Option.none()))

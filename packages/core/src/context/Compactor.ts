@@ -1,0 +1,24 @@
+/**
+ * The turn loop's handle on compaction when the API itself says the prompt is too long: an
+ * aggressive compaction of the conversation, after which the request is made once more. Provided
+ * by `Autocompact.layer` (together with its pipeline stage); without it, `PromptTooLong` ends the
+ * turn.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import type { Message } from "../message/Message.js"
+import type { StageContext, StageResult } from "../turn/Stage.js"
+
+/** @category Models */
+export interface Service {
+  /**
+   * Compacts `messages` hard (summary + the last few turns). The result's `halt` is set when it
+   * failed or the circuit breaker is open; the turn then ends with `prompt_too_long`.
+   */
+  readonly reactive: (messages: ReadonlyArray<Message>, context: StageContext) => Effect.Effect<StageResult>
+}
+
+/** @category Context */
+export class Compactor extends Context.Tag("@keel/core/Compactor")<Compactor, Service>() {}
