@@ -8,8 +8,10 @@
 import { NodeContext } from "@effect/platform-node"
 import {
   AnthropicModel,
+  Autocompact,
+  type Compactor,
   type ModelClient,
-  Pipeline,
+  type Pipeline,
   Resilience,
   Session,
   type ToolRegistry,
@@ -45,19 +47,27 @@ export const modelLayer = (
 ): Layer.Layer<ModelClient.ModelClient, AnthropicModel.MissingCredentials | ConfigError> =>
   Resilience.layerConfig({ fallbackModels }).pipe(Layer.provide(AnthropicModel.layerConfig))
 
-/** The kernel layers for a headless run: the model (see {@link modelLayer}), built-in tools, empty pipeline. @category Layers */
+/**
+ * The kernel layers for a headless run: the model (see {@link modelLayer}), built-in tools, and the
+ * pipeline with autocompact (window from `KEEL_AUTO_COMPACT_WINDOW`), which also answers the API's
+ * "prompt is too long" with a reactive compaction.
+ *
+ * @category Layers
+ */
 export const layer = (flags: Pick<Flags, "fallbackModels">): Layer.Layer<
-  ModelClient.ModelClient | Pipeline.Pipeline | ToolRuntime.ToolRuntime | ToolRegistry.ToolRegistry,
+  ModelClient.ModelClient | Pipeline.Pipeline | Compactor.Compactor | ToolRuntime.ToolRuntime | ToolRegistry.ToolRegistry,
   AnthropicModel.MissingCredentials | ConfigError
-> =>
-  Layer.mergeAll(
-    modelLayer(flags.fallbackModels),
-    Pipeline.layerEmpty,
+> => {
+  const model = modelLayer(flags.fallbackModels)
+  return Layer.mergeAll(
+    model,
+    Autocompact.layerConfig().pipe(Layer.provide(model)),
     ToolRuntime.layer()
   ).pipe(
     Layer.provideMerge(BuiltinTools.layer()),
     Layer.provide(NodeContext.layer)
   )
+}
 
 /**
  * One line per problem in a configuration error: the variable, and what is wrong with its value.

@@ -8,6 +8,10 @@
 export * as Accumulator from "./model/Accumulator.js"
 /** The base `ModelClient` over `@anthropic-ai/sdk`. */
 export * as AnthropicModel from "./model/AnthropicModel.js"
+/** Autocompact: the summarising compaction stage, its reactive twin, and their circuit breaker. */
+export * as Autocompact from "./context/Autocompact.js"
+/** The turn loop's handle on reactive compaction. */
+export * as Compactor from "./context/Compactor.js"
 /** Where the model layer gets its API key or token. */
 export * as Credentials from "./model/Credentials.js"
 /** Model fallback after repeated overloads. */
@@ -46,8 +50,12 @@ export * as SessionState from "./session/SessionState.js"
 export * as Stage from "./turn/Stage.js"
 /** Raw stream events. */
 export * as StreamEvent from "./model/StreamEvent.js"
+/** The instructions of a compaction summary. */
+export * as SummaryPrompt from "./context/SummaryPrompt.js"
 /** The scripted model for tests. */
 export * as TestModel from "./model/TestModel.js"
+/** Token accounting for requests. */
+export * as TokenEstimate from "./context/TokenEstimate.js"
 /** The tool contract. */
 export * as Tool from "./tool/Tool.js"
 /** The tool registry. */

@@ -6,6 +6,7 @@
  */
 import type * as Effect from "effect/Effect"
 import type { Message } from "../message/Message.js"
+import type { ToolDefinition } from "../model/ModelRequest.js"
 
 /** What a stage knows about the request it prepares. @category Models */
 export interface StageContext {
@@ -18,6 +19,8 @@ export interface StageContext {
   readonly maxTokens: number
   /** The system prompt of the request, if any (stages that call the model may reuse it). */
   readonly system?: string | ReadonlyArray<{ readonly type: "text"; readonly text: string }> | undefined
+  /** The tools of the request (a model call over history with tool calls must declare them). */
+  readonly tools?: ReadonlyArray<ToolDefinition> | undefined
 }
 
 /** A compaction that replaced the conversation with a shorter one. @category Models */

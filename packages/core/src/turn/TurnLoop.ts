@@ -106,7 +106,8 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       iteration,
       sessionId: session.sessionId,
       maxTokens: options.maxTokens,
-      system: options.system as StageContext["system"]
+      system: options.system as StageContext["system"],
+      tools: registry.definitions
     })
 
     /** Answers every tool call still open, with its result if it finished and "interrupted" if not. */
