@@ -230,9 +230,11 @@ export const make = (
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const pre = TokenEstimate.ofRequest(messages)
-        // The tail: the last `keepTurns` turns, fewer while they take more than a quarter of the window.
+        // The tail: the last `keepTurns` turns, fewer while they take more than a quarter of the window,
+        // and never the first turn (something must be summarised). A conversation of one long turn
+        // (a long tool loop) is summarised whole and resumed from the summary.
         const starts = turnStarts(messages)
-        let first = Math.max(0, starts.length - request.keepTurns)
+        let first = Math.max(1, starts.length - request.keepTurns)
         const tailBudget = window / 4
         while (first < starts.length && TokenEstimate.ofMessages(messages.slice(starts[first]!)) > tailBudget) first++
         const tailStart = first < starts.length ? starts[first]! : messages.length
