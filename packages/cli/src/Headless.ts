@@ -8,8 +8,8 @@
 import { NodeContext } from "@effect/platform-node"
 import {
   AnthropicModel,
-  Autocompact,
   type Compactor,
+  ContextManagement,
   type ModelClient,
   type Pipeline,
   Resilience,
@@ -49,8 +49,8 @@ export const modelLayer = (
 
 /**
  * The kernel layers for a headless run: the model (see {@link modelLayer}), built-in tools, and the
- * pipeline with autocompact (window from `KEEL_AUTO_COMPACT_WINDOW`), which also answers the API's
- * "prompt is too long" with a reactive compaction.
+ * context management pipeline (window from `KEEL_AUTO_COMPACT_WINDOW`, large results saved under
+ * `KEEL_HOME`), which also answers the API's "prompt is too long" with a reactive compaction.
  *
  * @category Layers
  */
@@ -61,7 +61,7 @@ export const layer = (flags: Pick<Flags, "fallbackModels">): Layer.Layer<
   const model = modelLayer(flags.fallbackModels)
   return Layer.mergeAll(
     model,
-    Autocompact.layerConfig().pipe(Layer.provide(model)),
+    ContextManagement.layerConfig.pipe(Layer.provide(model)),
     ToolRuntime.layer()
   ).pipe(
     Layer.provideMerge(BuiltinTools.layer()),

@@ -12,6 +12,10 @@ export * as AnthropicModel from "./model/AnthropicModel.js"
 export * as Autocompact from "./context/Autocompact.js"
 /** The turn loop's handle on reactive compaction. */
 export * as Compactor from "./context/Compactor.js"
+/** The context management pipeline: budget → snip → microcompact → collapse → autocompact. */
+export * as ContextManagement from "./context/ContextManagement.js"
+/** The context collapse stage. */
+export * as ContextCollapse from "./context/ContextCollapse.js"
 /** Where the model layer gets its API key or token. */
 export * as Credentials from "./model/Credentials.js"
 /** Model fallback after repeated overloads. */
@@ -22,6 +26,8 @@ export * as IdleWatchdog from "./resilience/IdleWatchdog.js"
 export * as Invariants from "./turn/Invariants.js"
 /** The message model. */
 export * as Message from "./message/Message.js"
+/** The microcompact stage. */
+export * as Microcompact from "./context/Microcompact.js"
 /** The model port. */
 export * as ModelClient from "./model/ModelClient.js"
 /** Typed model failures. */
@@ -48,6 +54,8 @@ export * as Session from "./session/Session.js"
 export * as SessionState from "./session/SessionState.js"
 /** A preprocessing stage. */
 export * as Stage from "./turn/Stage.js"
+/** The snip stage. */
+export * as Snip from "./context/Snip.js"
 /** Raw stream events. */
 export * as StreamEvent from "./model/StreamEvent.js"
 /** The instructions of a compaction summary. */
@@ -58,6 +66,8 @@ export * as TestModel from "./model/TestModel.js"
 export * as TokenEstimate from "./context/TokenEstimate.js"
 /** The tool contract. */
 export * as Tool from "./tool/Tool.js"
+/** The tool result budget stage. */
+export * as ToolResultBudget from "./context/ToolResultBudget.js"
 /** The tool registry. */
 export * as ToolRegistry from "./tool/ToolRegistry.js"
 /** The tool runtime. */

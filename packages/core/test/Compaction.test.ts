@@ -25,6 +25,7 @@ import { Chunk, Effect, FastCheck, Layer, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Conversations from "./support/Conversations.js"
 
 const WINDOW = 40_000
 const MAX_TOKENS = 1_000
@@ -273,45 +274,13 @@ describe("max_output_tokens recovery", () => {
 })
 
 describe("Compaction keeps the invariants (property)", () => {
-  const signature = "sig-" + "s".repeat(20)
-  /**
-   * A conversation of turns with `rounds` tool rounds each (some with thinking), ending with a new
-   * prompt; no usage, so every estimate is by size.
-   */
-  const conversation = (shape: ReadonlyArray<{ readonly rounds: number; readonly thinking: boolean; readonly size: number }>) => {
-    const out: Array<Message.Message> = []
-    let id = 0
-    shape.forEach((turn, t) => {
-      out.push(Message.user(`prompt ${t} ` + "p".repeat(turn.size)))
-      for (let r = 0; r < turn.rounds; r++) {
-        const uses = [TestModel.toolUse("Read", { file_path: `/f${t}-${r}` }, `toolu_${++id}`)]
-        const content: Array<Message.ContentBlock> = turn.thinking
-          ? [new Message.ThinkingBlock({ thinking: `thinking ${t}.${r}`, signature }), ...uses]
-          : uses
-        out.push(new Message.AssistantMessage({ content, id: `msg_${t}_${r}` }))
-        out.push(Message.user(uses.map((u) => new Message.ToolResultBlock({ tool_use_id: u.id, content: "r".repeat(turn.size) }))))
-      }
-      out.push(new Message.AssistantMessage({ content: [new Message.TextBlock({ text: `answer ${t}` })], id: `msg_${t}` }))
-    })
-    out.push(Message.user("the next prompt"))
-    return out
-  }
-
   it.effect("every tool_use keeps its tool_result, thinking keeps its signature, the request ends with the user", () =>
     Effect.gen(function*() {
       const auto = yield* Autocompact.make({ window: 8_000 })
-      const arbitrary = FastCheck.array(
-        FastCheck.record({
-          rounds: FastCheck.integer({ min: 0, max: 3 }),
-          thinking: FastCheck.boolean(),
-          size: FastCheck.integer({ min: 0, max: 3_000 })
-        }),
-        { minLength: 1, maxLength: 8 }
-      )
-      const samples = FastCheck.sample(arbitrary, { numRuns: 150, seed: 7 })
+      const samples = FastCheck.sample(Conversations.shapes, { numRuns: 150, seed: 7 })
       let compacted = 0
       for (const shape of samples) {
-        const messages = conversation(shape)
+        const messages = Conversations.build(shape)
         for (const keepTurns of [1, 3]) {
           const outcome = yield* auto.compact(messages, { model: "m", iteration: 1, sessionId: "p", maxTokens: 1_000 }, {
             trigger: "auto",

@@ -1,0 +1,101 @@
+/**
+ * The microcompact stage: clears the content of old results of the file and shell tools (Read,
+ * Bash, Grep, Glob, Edit, Write), all but the most recent 5, replacing it with a short marker, when
+ * the conversation passes a threshold or after an idle gap of 60 minutes since the last call (the
+ * prompt cache has expired by then, so clearing costs no cache). It never touches a result the model
+ * has not seen yet (those in the last message), and never removes a block: every `tool_use` keeps
+ * its `tool_result`.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import { AssistantMessage, type Message, ToolResultBlock, ToolUseBlock, UserMessage } from "../message/Message.js"
+import type { Stage } from "../turn/Stage.js"
+import * as TokenEstimate from "./TokenEstimate.js"
+
+/** The marker that replaces a cleared result. @category Constants */
+export const CLEARED = "[old tool result cleared]"
+
+/** The tools whose old results are cleared (Claude Code's set). @category Constants */
+export const DEFAULT_TOOLS: ReadonlyArray<string> = ["Read", "Bash", "Grep", "Glob", "Edit", "Write"]
+
+/** Options; numbers default to Claude Code's. @category Models */
+export interface Options {
+  /** Clear when the request estimate reaches this many tokens. */
+  readonly triggerTokens: number
+  /** Results kept, most recent first (5). */
+  readonly keepRecent?: number | undefined
+  readonly tools?: ReadonlyArray<string> | undefined
+  /** Clear after this long without a call (60 minutes). */
+  readonly idleGap?: Duration.DurationInput | undefined
+}
+
+/**
+ * The conversation with all but the `keepRecent` most recent clearable results cleared (the last
+ * message's results are never counted or touched). The same array when nothing changes.
+ *
+ * @category Combinators
+ */
+export const clear = (
+  messages: ReadonlyArray<Message>,
+  options: { readonly keepRecent: number; readonly tools: ReadonlyArray<string> }
+): { readonly messages: ReadonlyArray<Message>; readonly cleared: number } => {
+  const tools = new Set(options.tools)
+  const clearable = new Set<string>()
+  for (const m of messages) {
+    if (!(m instanceof AssistantMessage)) continue
+    for (const b of m.content) if (b instanceof ToolUseBlock && tools.has(b.name)) clearable.add(b.id)
+  }
+  // Walk back from the message before the last: the first `keepRecent` clearable results stay.
+  let kept = 0
+  let cleared = 0
+  let out: Array<Message> | undefined
+  for (let i = messages.length - 2; i >= 0; i--) {
+    const m = messages[i]!
+    if (!(m instanceof UserMessage) || typeof m.content === "string") continue
+    let changed = false
+    const content = [...m.content].reverse().map((b) => {
+      if (!(b instanceof ToolResultBlock) || !clearable.has(b.tool_use_id)) return b
+      if (kept < options.keepRecent) {
+        kept++
+        return b
+      }
+      if (b.content === CLEARED) return b
+      changed = true
+      cleared++
+      return new ToolResultBlock({ ...b, content: CLEARED })
+    }).reverse()
+    if (!changed) continue
+    out ??= [...messages]
+    out[i] = new UserMessage({ content })
+  }
+  return { messages: out ?? messages, cleared }
+}
+
+/** The stage. @category Constructors */
+export const make = (options: Options): Effect.Effect<Stage> =>
+  Effect.gen(function*() {
+    const lastCall = yield* Ref.make(new Map<string, number>())
+    const idleMs = Duration.toMillis(options.idleGap ?? Duration.minutes(60))
+    const settings = { keepRecent: options.keepRecent ?? 5, tools: options.tools ?? DEFAULT_TOOLS }
+    return {
+      name: "microcompact",
+      run: (messages, context) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const previous = (yield* Ref.get(lastCall)).get(context.sessionId)
+          yield* Ref.update(lastCall, (m) => new Map(m).set(context.sessionId, now))
+          const idle = previous !== undefined && now - previous >= idleMs
+          if (!idle && TokenEstimate.ofRequest(messages) < options.triggerTokens) return { messages }
+          const result = clear(messages, settings)
+          if (result.cleared === 0) return { messages }
+          return {
+            messages: result.messages,
+            report: `cleared ${result.cleared} old tool result(s)${idle ? " after an idle gap" : ""}`
+          }
+        })
+    } satisfies Stage
+  })

@@ -1,0 +1,222 @@
+/**
+ * The deterministic context stages on fixed conversations (tool result budget, snip, microcompact,
+ * context collapse), the pipeline's order, and a property test that no stage breaks the invariants.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import {
+  ContextCollapse,
+  ContextManagement,
+  Invariants,
+  Message,
+  Microcompact,
+  Pipeline,
+  Snip,
+  TestModel,
+  TokenEstimate,
+  ToolResultBudget
+} from "@keel/core"
+import type { Stage } from "@keel/core"
+import { Effect, FastCheck, Layer, TestClock } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Conversations from "./support/Conversations.js"
+
+const context: Stage.StageContext = { model: "m", iteration: 1, sessionId: "s1", maxTokens: 1_000 }
+
+/** An assistant message calling `name` with `input` (id `id`), and the user message answering it with `result`. */
+const round = (id: string, name: string, input: object, result: string): Array<Message.Message> => [
+  new Message.AssistantMessage({ content: [TestModel.toolUse(name, input, id)], id: `msg_${id}` }),
+  Message.user([new Message.ToolResultBlock({ tool_use_id: id, content: result })])
+]
+
+/** The text of the result answering `id`. */
+const resultOf = (messages: ReadonlyArray<Message.Message>, id: string): unknown => {
+  for (const m of messages) {
+    if (m instanceof Message.UserMessage) for (const r of m.toolResults) if (r.tool_use_id === id) return r.content
+  }
+  return undefined
+}
+
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "keel-stages-"))
+
+describe("ToolResultBudget", () => {
+  it.effect("a result over 50,000 characters is saved to the session's folder and replaced by a preview and the path", () =>
+    Effect.gen(function*() {
+      const directory = tmp()
+      const stage = yield* ToolResultBudget.make({ directory })
+      const big = "line of output\n".repeat(5_000) // 75,000 characters
+      const messages = [Message.user("go"), ...round("t1", "Bash", { command: "cat big" }, big)]
+      const result = yield* stage.run(messages, context)
+      const file = path.join(directory, "s1", "tool-results", "t1.txt")
+      assert.strictEqual(fs.readFileSync(file, "utf8"), big)
+      const replaced = resultOf(result.messages, "t1") as string
+      assert.strictEqual(replaced, ToolResultBudget.replacement(file, big, 2_000))
+      assert.include(replaced, `Full output saved to: ${file}`)
+      assert.isBelow(replaced.length, 2_400)
+      assert.deepStrictEqual(Invariants.violations(result.messages), [])
+      // The original message was not mutated.
+      assert.strictEqual(resultOf(messages, "t1"), big)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("decisions are stable per tool_use_id: a replaced result stays replaced with the same text, even in a new history", () =>
+    Effect.gen(function*() {
+      const stage = yield* ToolResultBudget.make({ directory: tmp() })
+      const big = "x".repeat(60_000)
+      const messages = [Message.user("go"), ...round("t1", "Bash", {}, big)]
+      const first = yield* stage.run(messages, context)
+      const replaced = resultOf(first.messages, "t1")
+      // Next call: the history as the loop stored it, plus new messages: nothing changes.
+      const next = [...first.messages, new Message.AssistantMessage({ content: [Message.text("ok")] }), Message.user("more")]
+      const second = yield* stage.run(next, context)
+      assert.strictEqual(second.messages, next)
+      // A history given anew with the original result (as after a reload): the same replacement.
+      const third = yield* stage.run([...messages, new Message.AssistantMessage({ content: [Message.text("ok")] }), Message.user("x")], context)
+      assert.strictEqual(resultOf(third.messages, "t1"), replaced)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("the results of one message are capped at 200,000 characters together, the largest replaced first", () =>
+    Effect.gen(function*() {
+      const stage = yield* ToolResultBudget.make({ directory: tmp() })
+      const sizes = [45_000, 49_000, 40_000, 48_000, 30_000] // 212,000 together
+      const ids = sizes.map((_, i) => `t${i}`)
+      const messages = [
+        Message.user("go"),
+        new Message.AssistantMessage({ content: ids.map((id) => TestModel.toolUse("Read", { file_path: id }, id)) }),
+        Message.user(ids.map((id, i) => new Message.ToolResultBlock({ tool_use_id: id, content: "y".repeat(sizes[i]!) })))
+      ]
+      const result = yield* stage.run(messages, context)
+      const replaced = ids.filter((id) => (resultOf(result.messages, id) as string).startsWith("<persisted-output>"))
+      assert.deepStrictEqual(replaced, ["t1"])
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("Snip", () => {
+  it("an older read of a file read again unchanged is replaced by a note; changed files and other ranges are not", () => {
+    const messages = [
+      Message.user("go"),
+      ...round("a1", "Read", { file_path: "/a" }, "A v1"),
+      ...round("b1", "Read", { file_path: "/b" }, "B v1"),
+      ...round("c1", "Read", { file_path: "/c", offset: 1 }, "C"),
+      ...round("a2", "Read", { file_path: "/a" }, "A v1"),
+      ...round("b2", "Read", { file_path: "/b" }, "B v2"),
+      ...round("c2", "Read", { file_path: "/c", offset: 50 }, "C"),
+      Message.user("next")
+    ]
+    const result = Snip.snip(messages)
+    assert.strictEqual(result.snipped, 1)
+    assert.strictEqual(resultOf(result.messages, "a1"), Snip.STALE)
+    for (const id of ["a2", "b1", "b2", "c1", "c2"]) assert.strictEqual(resultOf(result.messages, id), resultOf(messages, id))
+    assert.deepStrictEqual(Invariants.requestViolations(result.messages), [])
+    assert.strictEqual(Snip.snip(result.messages).messages, result.messages)
+  })
+})
+
+describe("Microcompact", () => {
+  const reads = (n: number) => Array.from({ length: n }, (_, i) => round(`r${i}`, "Read", { file_path: `/f${i}` }, `file ${i} `.repeat(100))).flat()
+
+  it("clears all but the 5 most recent results of the listed tools; the last message's results are not touched", () => {
+    const messages = [
+      Message.user("go"),
+      ...reads(8),
+      ...round("s1", "Sleep", { ms: 1 }, "slept"),
+      ...round("r-new", "Read", { file_path: "/new" }, "just read, not seen yet")
+    ]
+    const result = Microcompact.clear(messages, { keepRecent: 5, tools: Microcompact.DEFAULT_TOOLS })
+    assert.strictEqual(result.cleared, 3)
+    assert.deepStrictEqual(["r0", "r1", "r2"].map((id) => resultOf(result.messages, id)), Array(3).fill(Microcompact.CLEARED))
+    for (const id of ["r3", "r4", "r5", "r6", "r7", "s1", "r-new"]) assert.strictEqual(resultOf(result.messages, id), resultOf(messages, id))
+    assert.deepStrictEqual(Invariants.requestViolations(result.messages), [])
+  })
+
+  it.effect("runs when the conversation passes the threshold, or after a 60-minute idle gap (under TestClock)", () =>
+    Effect.gen(function*() {
+      const messages = [Message.user("go"), ...reads(8), Message.user("next")]
+      const size = Math.ceil(JSON.stringify(messages.map(Message.toParam)).length / 4)
+      // A threshold above the conversation: nothing, until an hour passes between calls.
+      const stage = yield* Microcompact.make({ triggerTokens: size * 10 })
+      assert.strictEqual((yield* stage.run(messages, context)).messages, messages)
+      yield* TestClock.adjust("59 minutes")
+      assert.strictEqual((yield* stage.run(messages, context)).messages, messages)
+      yield* TestClock.adjust("60 minutes")
+      const idle = yield* stage.run(messages, context)
+      assert.strictEqual(resultOf(idle.messages, "r0"), Microcompact.CLEARED)
+      assert.include(idle.report!, "idle")
+      // A threshold below the conversation: at once.
+      const low = yield* Microcompact.make({ triggerTokens: 100 })
+      assert.strictEqual(resultOf((yield* low.run(messages, context)).messages, "r2"), Microcompact.CLEARED)
+    }))
+})
+
+describe("ContextCollapse", () => {
+  /** 30 turns, each with two tool calls and an answer. */
+  const turns = (n: number) =>
+    Array.from({ length: n }, (_, t) => [
+      Message.user(`prompt ${t}`),
+      ...round(`a${t}`, "Read", { file_path: `/src/${t}.ts` }, "code ".repeat(200)),
+      ...round(`b${t}`, "Bash", { command: `npm test -- ${t}` }, "ok"),
+      new Message.AssistantMessage({ content: [Message.text(`answer ${t}`)], id: `final_${t}` })
+    ]).flat()
+
+  it("keeps the last 5 turns verbatim, folds turns 5–20 back to prompt, calls and answer, older ones to a line", () => {
+    const messages = [...turns(30), Message.user("prompt 30")]
+    const result = ContextCollapse.collapse(messages, { verbatimTurns: 5, summarizedTurns: 20 })
+    // 31 turns: the last 5 (26–30) verbatim; 11–25 folded with calls; 0–10 one line each.
+    assert.strictEqual(result.folded, 26)
+    assert.deepStrictEqual(Invariants.requestViolations(result.messages), [])
+    const texts = result.messages.map((m) => (m instanceof Message.AssistantMessage ? m.text : ""))
+    assert.strictEqual(texts[1], "[earlier turn, collapsed] answer 0 (2 tool calls)")
+    const folded = texts[2 * 15 + 1]!
+    assert.strictEqual(folded, "[earlier turn, tool calls folded]\n- Read(file_path=/src/15.ts)\n- Bash(command=npm test -- 15)\n\nanswer 15")
+    // The verbatim tail is the same messages.
+    assert.deepStrictEqual(result.messages.slice(-21), messages.slice(-21))
+    // Deterministic and idempotent.
+    assert.deepStrictEqual(ContextCollapse.collapse(messages, { verbatimTurns: 5, summarizedTurns: 20 }).messages, result.messages)
+    assert.strictEqual(ContextCollapse.collapse(result.messages, { verbatimTurns: 5, summarizedTurns: 20 }).folded, 0)
+  })
+
+  it.effect("the stage runs only above 60 % of the window", () =>
+    Effect.gen(function*() {
+      const messages = [...turns(10), Message.user("go on")]
+      const size = TokenEstimate.ofRequest(messages)
+      const above = ContextCollapse.make({ window: Math.floor(size / 0.6) - 10 })
+      const below = ContextCollapse.make({ window: Math.floor(size / 0.6) + 10 })
+      assert.strictEqual((yield* below.run(messages, context)).messages, messages)
+      assert.notStrictEqual((yield* above.run(messages, context)).messages, messages)
+    }))
+})
+
+describe("ContextManagement", () => {
+  it.effect("the stages run least invasive first: budget, snip, microcompact, collapse, autocompact", () =>
+    Effect.gen(function*() {
+      const pipeline = yield* Pipeline.Pipeline
+      assert.deepStrictEqual(pipeline.stages.map((s) => s.name), [
+        "tool-result-budget",
+        "snip",
+        "microcompact",
+        "context-collapse",
+        "autocompact"
+      ])
+    }).pipe(Effect.provide(ContextManagement.layer({ directory: tmp() }).pipe(
+      Layer.provide(Layer.merge(TestModel.layer([]), NodeContext.layer))
+    ))))
+
+  it.effect("no stage breaks the invariants on generated conversations (property)", () =>
+    Effect.gen(function*() {
+      const pipeline = yield* Pipeline.Pipeline
+      const samples = FastCheck.sample(Conversations.shapes, { numRuns: 200, seed: 11 })
+      let changed = 0
+      for (const shape of samples) {
+        const messages = Conversations.build(shape)
+        for (const stage of pipeline.stages.slice(0, 4)) {
+          const result = yield* stage.run(messages, { ...context, sessionId: `p${changed}` })
+          if (result.messages !== messages) changed++
+          assert.deepStrictEqual(Invariants.requestViolations(result.messages), [], `${stage.name}: ${JSON.stringify(shape)}`)
+        }
+      }
+      assert.isAbove(changed, 50)
+    }).pipe(Effect.provide(ContextManagement.layer({ directory: tmp(), window: 4_000 }).pipe(
+      Layer.provide(Layer.merge(TestModel.layer([]), NodeContext.layer))
+    ))))
+})
