@@ -11,6 +11,7 @@ import {
   Message,
   ModelError,
   type ModelRequest,
+  Pipeline,
   Session,
   SummaryPrompt,
   TestModel,
@@ -302,5 +303,43 @@ describe("Compaction keeps the invariants (property)", () => {
     }).pipe(Effect.provide(Layer.merge(
       TestModel.layer(Array.from({ length: 400 }, () => TestModel.text("SUMMARY"))),
       NodeContext.layer
+    ))))
+})
+
+describe("/compact", () => {
+  it.effect("summarises the whole conversation with the user's instructions: status, boundary (manual), result", () =>
+    Effect.gen(function*() {
+      const history = [Message.user("turn one"), answered("one", 100), Message.user("turn two"), answered("two", 200)]
+      const session = yield* Session.make({ ...options, history })
+      const messages = yield* collect(session.submit("/compact focus on the API"))
+      assert.deepStrictEqual(kinds(messages), ["system/init", "system/status:compacting", "system/compact_boundary", "result"])
+      const boundary = messages[2] as SdkMessage.CompactBoundary
+      assert.strictEqual(boundary.compact_metadata.trigger, "manual")
+      const result = messages[3] as SdkMessage.Result
+      assert.deepStrictEqual([result.is_error, result.num_turns], [false, 0])
+      const sent = yield* requests
+      assert.include(textOf(sent[0]!.messages.at(-1)!), "Additional instructions: focus on the API")
+      // The history is the summary alone, waiting for the next prompt (no "continue" instruction).
+      const transcript = (yield* session.state.messages)
+      assert.strictEqual(transcript.length, 1)
+      assert.include(textOf(transcript[0]!), "SUMMARY-M")
+      assert.notInclude(textOf(transcript[0]!), "Continue the conversation")
+      yield* collect(session.submit("next"))
+      const next = (yield* requests)[1]!
+      assert.deepStrictEqual(Invariants.requestViolations(next.messages), [])
+      assert.strictEqual(next.messages.length, 2)
+    }).pipe(Effect.provide(layerFor([TestModel.text("SUMMARY-M"), TestModel.text("ok")]))))
+
+  it.effect("without a compactor it says so, and the conversation is unchanged", () =>
+    Effect.gen(function*() {
+      const history = [Message.user("one"), answered("one", 100)]
+      const session = yield* Session.make({ ...options, history })
+      const result = (yield* collect(session.submit("/compact"))).at(-1) as SdkMessage.Result
+      assert.deepStrictEqual([result.is_error, result.result], [true, "Compaction is not available in this session"])
+      assert.strictEqual((yield* session.state.messages).length, 2)
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([]),
+      Pipeline.layerEmpty,
+      ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([])))
     ))))
 })

@@ -234,7 +234,7 @@ export const make = (
         // and never the first turn (something must be summarised). A conversation of one long turn
         // (a long tool loop) is summarised whole and resumed from the summary.
         const starts = turnStarts(messages)
-        let first = Math.max(1, starts.length - request.keepTurns)
+        let first = Math.min(starts.length, Math.max(1, starts.length - request.keepTurns))
         const tailBudget = window / 4
         while (first < starts.length && TokenEstimate.ofMessages(messages.slice(starts[first]!)) > tailBudget) first++
         const tailStart = first < starts.length ? starts[first]! : messages.length
@@ -245,8 +245,11 @@ export const make = (
         if ("failure" in summary) return { _tag: "Failed", reason: summary.failure } as Outcome
         const files = yield* restoredFiles(head, tail)
         const opening = [new TextBlock({ text: SummaryPrompt.continuation(summary.text) }), ...files]
+        // With no tail, a conversation that was waiting for an answer is told to go on; one that ended
+        // with an answer (a manual compaction between turns) waits for the user's next prompt.
+        const waiting = messages.at(-1) instanceof UserMessage
         const compacted: Array<Message> = tail.length === 0
-          ? [new UserMessage({ content: [...opening, new TextBlock({ text: SummaryPrompt.RESUME })] })]
+          ? [new UserMessage({ content: waiting ? [...opening, new TextBlock({ text: SummaryPrompt.RESUME })] : opening })]
           : [new UserMessage({ content: [...opening, ...blocksOf(tail[0] as UserMessage)] }), ...tail.slice(1)]
         const post = TokenEstimate.ofMessages(compacted)
         if (post >= pre) {
@@ -327,7 +330,16 @@ export const make = (
           return result.messages === messages && result.halt === undefined
             ? { ...result, halt: result.report ?? "compaction failed" }
             : result
-        })
+        }),
+      manual: (messages, context, instructions) =>
+        Effect.map(compact(messages, context, { trigger: "manual", keepTurns: 0, instructions }), (outcome) =>
+          outcome._tag === "Failed"
+            ? { messages, halt: `Compaction failed: ${outcome.reason}` }
+            : {
+              messages: outcome.messages,
+              report: `compacted ~${outcome.compaction.preTokens} → ~${outcome.compaction.postTokens} tokens`,
+              compaction: outcome.compaction
+            })
     })
 
     return { stage, compactor, compact }

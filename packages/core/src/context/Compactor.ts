@@ -1,8 +1,8 @@
 /**
- * The turn loop's handle on compaction when the API itself says the prompt is too long: an
- * aggressive compaction of the conversation, after which the request is made once more. Provided
- * by `Autocompact.layer` (together with its pipeline stage); without it, `PromptTooLong` ends the
- * turn.
+ * Compaction on demand: the turn loop's answer when the API itself says the prompt is too long (an
+ * aggressive compaction, after which the request is made once more), and the session's `/compact`.
+ * Provided by `Autocompact.layer` and `ContextManagement.layer` (with their pipeline); without it,
+ * `PromptTooLong` ends the turn and `/compact` says it is not available.
  *
  * @since 0.1.0
  */
@@ -18,6 +18,15 @@ export interface Service {
    * failed or the circuit breaker is open; the turn then ends with `prompt_too_long`.
    */
   readonly reactive: (messages: ReadonlyArray<Message>, context: StageContext) => Effect.Effect<StageResult>
+  /**
+   * `/compact [instructions]`: summarises the whole conversation now, with the user's extra
+   * instructions. `halt` is set when it failed.
+   */
+  readonly manual: (
+    messages: ReadonlyArray<Message>,
+    context: StageContext,
+    instructions: string | undefined
+  ) => Effect.Effect<StageResult>
 }
 
 /** @category Context */

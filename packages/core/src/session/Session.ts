@@ -11,8 +11,10 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import { Compactor } from "../context/Compactor.js"
 import { type AssistantMessage, type Message, toParam, UserMessage } from "../message/Message.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import { category, describe, statusOf } from "../model/ModelError.js"
@@ -95,7 +97,9 @@ export interface Service {
   readonly init: SdkMessage.SystemInit
   /**
    * Runs one turn for this prompt and streams its messages; the last is its `result`. Turns run one
-   * at a time: a second `submit` waits for the first to finish.
+   * at a time: a second `submit` waits for the first to finish. `/compact [instructions]` compacts
+   * the conversation instead (`system`/`status` "compacting", `system`/`compact_boundary` with
+   * trigger `manual`, and a result).
    */
   readonly submit: (prompt: string | UserMessage, options?: SubmitOptions) => Stream.Stream<SdkMessage.SdkMessage>
   /** Stops the running turn (model stream and tools); it ends with an `error_during_execution` result. */
@@ -196,6 +200,7 @@ export const make = (
 ): Effect.Effect<Service, never, ModelClient | ToolRuntime | ToolRegistry | Pipeline> =>
   Effect.gen(function*() {
     const context = yield* Effect.context<ModelClient | ToolRuntime | ToolRegistry | Pipeline>()
+    const compactor = Option.getOrUndefined(yield* Effect.serviceOption(Compactor))
     const registry = yield* ToolRegistry
     const sessionId = options.sessionId ?? crypto.randomUUID()
     const state = yield* SessionState.make(sessionId, options.history ?? [])
@@ -245,7 +250,72 @@ export const make = (
       return { report, total }
     })
 
-    const submit = (prompt: string | UserMessage, submitOptions: SubmitOptions = {}): Stream.Stream<SdkMessage.SdkMessage> =>
+    /** `/compact [instructions]`: compaction now, its status and boundary, and a result; no model turn. */
+    const compactNow = (instructions: string | undefined): Stream.Stream<SdkMessage.SdkMessage> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        yield* Effect.acquireRelease(turnLock.take(1), () => turnLock.release(1))
+        const startedAt = yield* Clock.currentTimeMillis
+        const apiBefore = yield* Ref.get(state.apiDurationMs)
+        const first = !(yield* Ref.getAndSet(initSent, true))
+        const stamp = () => ({ uuid: crypto.randomUUID(), session_id: sessionId })
+        const status: SdkMessage.SdkMessage = { type: "system", subtype: "status", status: "compacting", ...stamp() }
+        const work = Effect.gen(function*() {
+          const history = yield* Ref.get(state.messages)
+          const outcome = compactor === undefined
+            ? { messages: history, halt: "Compaction is not available in this session" }
+            : history.length === 0
+            ? { messages: history, halt: "There is nothing to compact yet" }
+            : yield* compactor.manual(history, {
+              model: options.model,
+              iteration: 0,
+              sessionId,
+              maxTokens,
+              tools: registry.definitions
+            }, instructions)
+          if (outcome.halt === undefined) yield* Ref.set(state.messages, outcome.messages)
+          const now = yield* Clock.currentTimeMillis
+          const { report, total } = yield* modelUsage
+          const c = outcome.compaction
+          const out: Array<SdkMessage.SdkMessage> = []
+          if (c !== undefined) {
+            out.push({
+              type: "system",
+              subtype: "compact_boundary",
+              compact_metadata: { trigger: c.trigger, pre_tokens: c.preTokens, post_tokens: c.postTokens, duration_ms: c.durationMs },
+              ...stamp()
+            })
+          }
+          out.push({
+            type: "result",
+            subtype: outcome.halt === undefined ? "success" : "error_during_execution",
+            is_error: outcome.halt !== undefined,
+            result: outcome.halt ?? `Compacted the conversation (${outcome.report})`,
+            ...(outcome.halt !== undefined ? { errors: [outcome.halt] } : {}),
+            duration_ms: now - startedAt,
+            duration_api_ms: (yield* Ref.get(state.apiDurationMs)) - apiBefore,
+            num_turns: 0,
+            stop_reason: null,
+            total_cost_usd: total,
+            usage: fullUsage(zeroUsage()),
+            modelUsage: report,
+            permission_denials: yield* Ref.get(state.permissionDenials),
+            terminal_reason: outcome.halt === undefined ? "completed" : "prompt_too_long",
+            ...stamp()
+          })
+          return out
+        })
+        return Stream.concat(
+          Stream.fromIterable(first ? [init, status] : [status]),
+          Stream.fromIterableEffect(work)
+        )
+      }))
+
+    const submit = (prompt: string | UserMessage, submitOptions: SubmitOptions = {}): Stream.Stream<SdkMessage.SdkMessage> => {
+      const command = typeof prompt === "string" ? /^\s*\/compact(?:\s+([\s\S]*))?$/.exec(prompt) : null
+      return command !== null ? compactNow(command[1]?.trim() || undefined) : runTurn(prompt, submitOptions)
+    }
+
+    const runTurn = (prompt: string | UserMessage, submitOptions: SubmitOptions): Stream.Stream<SdkMessage.SdkMessage> =>
       Stream.unwrapScoped(Effect.gen(function*() {
         yield* Effect.acquireRelease(turnLock.take(1), () => turnLock.release(1))
         const signal = yield* Deferred.make<void>()
