@@ -202,21 +202,72 @@ describe("ContextManagement", () => {
       Layer.provide(Layer.merge(TestModel.layer([]), NodeContext.layer))
     ))))
 
-  it.effect("no stage breaks the invariants on generated conversations (property)", () =>
+  it.effect("no stage breaks the invariants or changes the messages it is given, on generated conversations (property)", () =>
     Effect.gen(function*() {
       const pipeline = yield* Pipeline.Pipeline
       const samples = FastCheck.sample(Conversations.shapes, { numRuns: 200, seed: 11 })
       let changed = 0
       for (const shape of samples) {
         const messages = Conversations.build(shape)
+        const before = JSON.stringify(messages)
         for (const stage of pipeline.stages.slice(0, 4)) {
           const result = yield* stage.run(messages, { ...context, sessionId: `p${changed}` })
           if (result.messages !== messages) changed++
           assert.deepStrictEqual(Invariants.requestViolations(result.messages), [], `${stage.name}: ${JSON.stringify(shape)}`)
+          // Stages make new messages; the ones they were given (already emitted) are unchanged.
+          assert.strictEqual(JSON.stringify(messages), before)
         }
       }
       assert.isAbove(changed, 50)
     }).pipe(Effect.provide(ContextManagement.layer({ directory: tmp(), window: 4_000 }).pipe(
       Layer.provide(Layer.merge(TestModel.layer([]), NodeContext.layer))
     ))))
+})
+
+describe("The API payload (normalization)", () => {
+  it("consecutive messages of one role are merged, so roles alternate; tool results stay first", () => {
+    const messages = [
+      Message.user("first prompt"),
+      Message.user("second prompt, after an interrupted turn"),
+      ...round("t1", "Read", { file_path: "/a" }, "A"),
+      Message.user("and a prompt right after the tool result")
+    ]
+    const params = Message.toParams(messages)
+    assert.deepStrictEqual(params.map((p) => p.role), ["user", "assistant", "user"])
+    assert.deepStrictEqual(params[0]!.content, [
+      { type: "text", text: "first prompt" },
+      { type: "text", text: "second prompt, after an interrupted turn" }
+    ])
+    const last = params[2]!.content as Array<{ type: string }>
+    assert.deepStrictEqual(last.map((b) => b.type), ["tool_result", "text"])
+    // Nothing to merge: the cached params themselves.
+    const plain = [Message.user("a"), new Message.AssistantMessage({ content: [Message.text("b")] })]
+    assert.deepStrictEqual(Message.toParams(plain), plain.map(Message.toParam))
+  })
+
+  it("on generated conversations with extra prompts inserted, roles alternate and every tool_use is answered next (property)", () => {
+    const samples = FastCheck.sample(
+      FastCheck.tuple(Conversations.shapes, FastCheck.array(FastCheck.nat(), { maxLength: 3 })),
+      { numRuns: 200, seed: 5 }
+    )
+    for (const [shape, extra] of samples) {
+      const messages = Conversations.build(shape)
+      // Extra prompts after answers (where a turn was interrupted before its answer).
+      for (const at of extra) {
+        const i = at % messages.length
+        if (messages[i] instanceof Message.AssistantMessage && messages[i]!.toolUses.length === 0) {
+          messages.splice(i + 1, 0, Message.user("an extra prompt"))
+        }
+      }
+      const params = Message.toParams(messages)
+      params.forEach((p, i) => {
+        if (i > 0) assert.notStrictEqual(p.role, params[i - 1]!.role)
+        if (p.role !== "assistant" || typeof p.content === "string") return
+        const ids = p.content.filter((b) => b.type === "tool_use").map((b) => (b as { id: string }).id)
+        const next = params[i + 1]?.content
+        const answered = Array.isArray(next) ? next.filter((b) => b.type === "tool_result").map((b) => (b as { tool_use_id: string }).tool_use_id) : []
+        for (const id of ids) assert.include(answered, id)
+      })
+    }
+  })
 })

@@ -234,6 +234,29 @@ export const toParam = (message: Message): MessageParam => {
 }
 
 /**
+ * The API payload for a conversation: each message's `MessageParam`, with consecutive messages of
+ * the same role merged into one (a prompt after an interrupted turn, a prompt after `/compact`), so
+ * roles alternate. Linear in the number of messages; params are the cached ones where nothing merges.
+ *
+ * @category Conversions
+ */
+export const toParams = (messages: ReadonlyArray<Message>): Array<MessageParam> => {
+  const out: Array<MessageParam> = []
+  for (const m of messages) {
+    const param = toParam(m)
+    const last = out[out.length - 1]
+    if (last === undefined || last.role !== param.role) {
+      out.push(param)
+      continue
+    }
+    const blocks = (p: MessageParam) =>
+      typeof p.content === "string" ? [{ type: "text" as const, text: p.content }] : p.content
+    out[out.length - 1] = { role: param.role, content: [...blocks(last), ...blocks(param)] } as MessageParam
+  }
+  return out
+}
+
+/**
  * A message from the API's `MessageParam` (or a response `Message`). Throws a `ParseError` that
  * names the offending field when the input is not a valid message. An assistant param whose content
  * is a plain string (a prefill) becomes one text block, since assistant messages hold blocks.

@@ -13,7 +13,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
 import * as ChunkedStream from "../internal/chunkedStream.js"
-import { toParam } from "../message/Message.js"
+import { toParams } from "../message/Message.js"
 import * as Credentials from "./Credentials.js"
 import { MissingCredentials } from "./Credentials.js"
 import { type Item, ModelClient } from "./ModelClient.js"
@@ -59,7 +59,7 @@ export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateP
   ...request.params,
   model: request.model,
   max_tokens: request.max_tokens,
-  messages: request.messages.map(toParam),
+  messages: toParams(request.messages),
   ...(request.system !== undefined ? { system: request.system as string | Array<Anthropic.Messages.TextBlockParam> } : {}),
   ...(request.tools !== undefined && request.tools.length > 0
     ? { tools: request.tools as Array<Anthropic.Messages.Tool> }
