@@ -113,6 +113,25 @@ describe("Snip", () => {
   })
 })
 
+describe("Snip stage", () => {
+  it.effect("indexes reads as they arrive: a later unchanged read replaces the earlier one, across calls", () =>
+    Effect.gen(function*() {
+      const stage = yield* Snip.make()
+      const first = [Message.user("go"), ...round("a1", "Read", { file_path: "/a" }, "A"), Message.user("more")]
+      assert.strictEqual((yield* stage.run(first, context)).messages, first)
+      const second = [
+        ...first,
+        new Message.AssistantMessage({ content: [Message.text("ok")] }),
+        Message.user("again"),
+        ...round("a2", "Read", { file_path: "/a" }, "A")
+      ]
+      const result = yield* stage.run(second, context)
+      assert.strictEqual(resultOf(result.messages, "a1"), Snip.STALE)
+      assert.strictEqual(resultOf(result.messages, "a2"), "A")
+      assert.strictEqual(result.report, "replaced 1 stale read(s) of unchanged files")
+    }))
+})
+
 describe("Microcompact", () => {
   const reads = (n: number) => Array.from({ length: n }, (_, i) => round(`r${i}`, "Read", { file_path: `/f${i}` }, `file ${i} `.repeat(100))).flat()
 

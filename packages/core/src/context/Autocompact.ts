@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import * as nodePath from "node:path"
 import {
   AssistantMessage,
   type ContentBlock,
@@ -62,9 +63,17 @@ export interface Options {
   readonly maxRapidRefills?: number | undefined
 }
 
-/** The token count at which autocompact fires. @category Thresholds */
+/**
+ * The token count at which autocompact fires: `window − min(max output, 20K) − 13K`, and never
+ * below half the window (a small window, as in tests, would otherwise compact before every call).
+ *
+ * @category Thresholds
+ */
 export const threshold = (window: number, maxTokens: number, options: Options = {}): number =>
-  window - Math.min(maxTokens, options.maxOutputReserve ?? 20_000) - (options.bufferTokens ?? 13_000)
+  Math.max(
+    window - Math.min(maxTokens, options.maxOutputReserve ?? 20_000) - (options.bufferTokens ?? 13_000),
+    Math.floor(window / 2)
+  )
 
 /** Whether a user message is a prompt (not tool results): where a turn starts. @category Predicates */
 export const isPrompt = (message: Message): boolean =>
@@ -167,7 +176,17 @@ export const make = (
           ...(context.tools !== undefined ? { tools: context.tools } : {}),
           source: "background"
         }))
-        return Accumulator.fold(Chunk.toReadonlyArray(items).filter(isEvent)).message.text.trim()
+        // Only the attempt that completed: a retry layer below retracts what failed attempts streamed.
+        const all = Chunk.toReadonlyArray(items)
+        let from = 0
+        for (let i = all.length - 1; i >= 0; i--) {
+          const item = all[i]!
+          if (item.type === "notice" && item._tag === "Retracted") {
+            from = i + 1
+            break
+          }
+        }
+        return Accumulator.fold(all.slice(from).filter(isEvent)).message.text.trim()
       })
 
     /** The summary, dropping the oldest turns of `head` when the summary request itself is too long (at most 3 times). */
@@ -193,7 +212,7 @@ export const make = (
       })
 
     /** The most recently read files (not read again in `tail`), re-read now, within the budgets. */
-    const restoredFiles = (head: ReadonlyArray<Message>, tail: ReadonlyArray<Message>) =>
+    const restoredFiles = (head: ReadonlyArray<Message>, tail: ReadonlyArray<Message>, context: StageContext) =>
       Effect.gen(function*() {
         const pathsIn = (messages: ReadonlyArray<Message>) => {
           const out: Array<string> = []
@@ -214,7 +233,9 @@ export const make = (
         let budget = (options.restoreTokensTotal ?? 50_000) * TokenEstimate.CHARS_PER_TOKEN
         const blocks: Array<TextBlock> = []
         for (const path of pathsIn(head).filter((p) => !inTail.has(p)).slice(0, options.restoreFiles ?? 5)) {
-          const content = yield* Effect.option(fs.readFileString(path))
+          const content = yield* Effect.option(fs.readFileString(
+            context.cwd !== undefined && !nodePath.isAbsolute(path) ? nodePath.join(context.cwd, path) : path
+          ))
           if (content._tag === "None") continue
           const cut = content.value.length > perFile
             ? `${content.value.slice(0, perFile)}\n[... cut at ${perFile} characters]`
@@ -243,7 +264,7 @@ export const make = (
         if (head.length === 0) return { _tag: "Failed", reason: "there is nothing before the recent turns to summarise" } as Outcome
         const summary = yield* summaryOf(head, context, request.instructions)
         if ("failure" in summary) return { _tag: "Failed", reason: summary.failure } as Outcome
-        const files = yield* restoredFiles(head, tail)
+        const files = yield* restoredFiles(head, tail, context)
         const opening = [new TextBlock({ text: SummaryPrompt.continuation(summary.text) }), ...files]
         // With no tail, a conversation that was waiting for an answer is told to go on; one that ended
         // with an answer (a manual compaction between turns) waits for the user's next prompt.

@@ -2,13 +2,11 @@
  * The snip stage: drops stale duplicates. When a file was read again (same path, offset and limit)
  * and came back unchanged, the older read's result is replaced by a one-line note: the model has
  * the same text later in the conversation. Blocks are never removed, so every `tool_use` keeps its
- * `tool_result`. The conversation is scanned only when a new message carries a read; otherwise a
- * call costs time in proportion to the new messages.
+ * `tool_result`.
  *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import { AssistantMessage, type Message, ToolResultBlock, ToolUseBlock, UserMessage } from "../message/Message.js"
 import type { Stage } from "../turn/Stage.js"
 
@@ -81,29 +79,77 @@ export const snip = (
   return { messages: out, snipped: stale.size }
 }
 
-/** The stage. It looks again only when a new message carries a read. @category Constructors */
+/** What the stage remembers of one session: the latest read of each key, and how far it has looked. */
+interface SessionIndex {
+  examined: number
+  lastExamined: Message | undefined
+  /** tool_use_id → key, for the reads asked for so far. */
+  readonly keys: Map<string, string>
+  /** key → the latest read's content, tool_use_id and message index. */
+  readonly latest: Map<string, { readonly content: string; readonly toolUseId: string; readonly messageIndex: number }>
+}
+
+/**
+ * The stage. It indexes reads as they arrive, so a call costs time in proportion to the new
+ * messages; a history replaced from below (a compaction, a stage that rewrote earlier messages) is
+ * indexed again from the start.
+ *
+ * @category Constructors
+ */
 export const make = (options: Options = {}): Effect.Effect<Stage> =>
-  Effect.gen(function*() {
+  Effect.sync(() => {
     const readTool = options.readTool ?? { name: "Read", keyFields: ["file_path", "offset", "limit"] }
-    const seen = yield* Ref.make(new Map<string, { readonly length: number; readonly last: Message | undefined }>())
-    const hasRead = (m: Message) =>
-      m instanceof AssistantMessage && m.content.some((b) => b instanceof ToolUseBlock && b.name === readTool.name)
+    const sessions = new Map<string, SessionIndex>()
     return {
       name: "snip",
       run: (messages, context) =>
-        Effect.gen(function*() {
-          const before = (yield* Ref.get(seen)).get(context.sessionId)
-          const from = before !== undefined && before.length <= messages.length && messages[before.length - 1] === before.last
-            ? before.length
-            : 0
-          let fresh = false
-          for (let i = from; i < messages.length && !fresh; i++) fresh = hasRead(messages[i]!)
-          const result = fresh ? snip(messages, readTool) : { messages, snipped: 0 }
-          yield* Ref.update(seen, (m) =>
-            new Map(m).set(context.sessionId, { length: result.messages.length, last: result.messages.at(-1) }))
-          return result.snipped === 0
+        Effect.sync(() => {
+          let index = sessions.get(context.sessionId)
+          if (
+            index === undefined || index.examined > messages.length ||
+            messages[index.examined - 1] !== index.lastExamined
+          ) {
+            index = { examined: 0, lastExamined: undefined, keys: new Map(), latest: new Map() }
+            sessions.set(context.sessionId, index)
+          }
+          let out: Array<Message> | undefined
+          let snipped = 0
+          const replace = (messageIndex: number, toolUseId: string) => {
+            out ??= [...messages]
+            const m = out[messageIndex] as UserMessage
+            out[messageIndex] = new UserMessage({
+              content: (m.content as ReadonlyArray<Message["content"][number]>).map((b) =>
+                b instanceof ToolResultBlock && b.tool_use_id === toolUseId ? new ToolResultBlock({ ...b, content: STALE }) : b
+              ) as UserMessage["content"]
+            })
+            snipped++
+          }
+          for (let i = index.examined; i < messages.length; i++) {
+            const m = messages[i]!
+            if (m instanceof AssistantMessage) {
+              for (const b of m.content) {
+                if (b instanceof ToolUseBlock && b.name === readTool.name) {
+                  const input = (b.input ?? {}) as Record<string, unknown>
+                  index.keys.set(b.id, JSON.stringify(readTool.keyFields.map((f) => input[f] ?? null)))
+                }
+              }
+            } else if (typeof m.content !== "string") {
+              for (const b of m.content) {
+                if (!(b instanceof ToolResultBlock) || b.is_error === true || typeof b.content !== "string") continue
+                const key = index.keys.get(b.tool_use_id)
+                if (key === undefined || b.content === STALE) continue
+                const previous = index.latest.get(key)
+                if (previous !== undefined && previous.content === b.content) replace(previous.messageIndex, previous.toolUseId)
+                index.latest.set(key, { content: b.content, toolUseId: b.tool_use_id, messageIndex: i })
+              }
+            }
+          }
+          const result = out ?? messages
+          index.examined = result.length
+          index.lastExamined = result[result.length - 1]
+          return snipped === 0
             ? { messages }
-            : { messages: result.messages, report: `replaced ${result.snipped} stale read(s) of unchanged files` }
+            : { messages: result, report: `replaced ${snipped} stale read(s) of unchanged files` }
         })
     } satisfies Stage
   })

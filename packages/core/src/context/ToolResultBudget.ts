@@ -13,7 +13,6 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import { type Message, TextBlock, ToolResultBlock, UserMessage } from "../message/Message.js"
 import type { Stage } from "../turn/Stage.js"
 
@@ -44,12 +43,13 @@ export const replacement = (path: string, text: string, previewChars: number): s
   `Read that file (with offset and limit) for the rest.\n\nPreview (first ${previewChars} characters):\n` +
   `${text.slice(0, previewChars)}\n</persisted-output>`
 
+/** What the stage remembers of one session; owned by the stage and updated in place (one fiber runs a session's pipeline at a time). */
 interface SessionState {
   /** How many messages of the conversation have been examined, and the last one examined (to notice a replaced history). */
-  readonly examined: number
-  readonly lastExamined: Message | undefined
+  examined: number
+  lastExamined: Message | undefined
   /** tool_use_id → the replacement text, or `null` when the result was kept. */
-  readonly decisions: ReadonlyMap<string, string | null>
+  readonly decisions: Map<string, string | null>
 }
 
 /** The stage, saving through the `FileSystem` and `Path` in context. @category Constructors */
@@ -60,7 +60,7 @@ export const make = (options: Options): Effect.Effect<Stage, never, FileSystem.F
     const maxResult = options.maxResultChars ?? 50_000
     const maxMessage = options.maxMessageChars ?? 200_000
     const preview = options.previewChars ?? 2_000
-    const sessions = yield* Ref.make(new Map<string, SessionState>())
+    const sessions = new Map<string, SessionState>()
 
     /** Saves `text` for `toolUseId`; the replacement text (or a note that saving failed, with the preview). */
     const save = (sessionId: string, toolUseId: string, text: string) =>
@@ -79,13 +79,16 @@ export const make = (options: Options): Effect.Effect<Stage, never, FileSystem.F
       name: "tool-result-budget",
       run: (messages, context) =>
         Effect.gen(function*() {
-          const all = yield* Ref.get(sessions)
-          let state = all.get(context.sessionId) ?? { examined: 0, lastExamined: undefined, decisions: new Map() }
+          let state = sessions.get(context.sessionId)
+          if (state === undefined) {
+            state = { examined: 0, lastExamined: undefined, decisions: new Map() }
+            sessions.set(context.sessionId, state)
+          }
           // A history replaced from below (a compaction) is examined again from the start; decisions stand.
           if (state.examined > messages.length || messages[state.examined - 1] !== state.lastExamined) {
-            state = { ...state, examined: 0, lastExamined: undefined }
+            state.examined = 0
           }
-          const decisions = new Map(state.decisions)
+          const decisions = state.decisions
           let out: Array<Message> | undefined
           let replaced = 0
           // Messages examined before already carry their decisions (the pipeline's output becomes the history).
@@ -135,12 +138,8 @@ export const make = (options: Options): Effect.Effect<Stage, never, FileSystem.F
             out[i] = new UserMessage({ content })
           }
           const result = out ?? messages
-          yield* Ref.update(sessions, (m) =>
-            new Map(m).set(context.sessionId, {
-              examined: result.length,
-              lastExamined: result[result.length - 1],
-              decisions
-            }))
+          state.examined = result.length
+          state.lastExamined = result[result.length - 1]
           return out === undefined
             ? { messages }
             : {

@@ -270,6 +270,7 @@ export const make = (
               iteration: 0,
               sessionId,
               maxTokens,
+              cwd: options.cwd,
               tools: registry.definitions
             }, instructions)
           if (outcome.halt === undefined) yield* Ref.set(state.messages, outcome.messages)

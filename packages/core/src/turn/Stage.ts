@@ -19,6 +19,8 @@ export interface StageContext {
   readonly maxTokens: number
   /** The system prompt of the request, if any (stages that call the model may reuse it). */
   readonly system?: string | ReadonlyArray<{ readonly type: "text"; readonly text: string }> | undefined
+  /** The working directory the tools resolve relative paths against. */
+  readonly cwd?: string | undefined
   /** The tools of the request (a model call over history with tool calls must declare them). */
   readonly tools?: ReadonlyArray<ToolDefinition> | undefined
 }

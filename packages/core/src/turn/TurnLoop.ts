@@ -107,6 +107,7 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       sessionId: session.sessionId,
       maxTokens: options.maxTokens,
       system: options.system as StageContext["system"],
+      cwd: options.cwd,
       tools: registry.definitions
     })
 

@@ -1,0 +1,341 @@
+/**
+ * End to end: compaction in the real `keel` binary against the loopback fake of the Messages API,
+ * with a small context window (`KEEL_AUTO_COMPACT_WINDOW`): autocompact over a long tool-calling turn,
+ * reactive compaction after the API's "prompt is too long", and the circuit breaker.
+ *
+ * keel's output cap is `Session.DEFAULT_MAX_TOKENS` (32,000; no flag changes it), so autocompact fires
+ * at window − min(32,000, 20,000) − 13,000 tokens: 27,000 for the 60,000-token window used here (a
+ * window under 33,000 makes that negative: see the skipped test below). The stages before it stay out
+ * of the way: every file is read once (snip drops only unchanged re-reads), each result is under the
+ * 50,000 characters of the tool result budget, and the conversations stay under microcompact's 50 %
+ * (30,000 tokens; it would clear all but 5 results anyway) and context collapse's 60 % (a `keel -p`
+ * run is one turn, which it never folds). Large results would be saved under `KEEL_HOME`: each run
+ * gets its own.
+ *
+ * The fake reports as `usage.input_tokens` a token per four characters of the request's JSON (system
+ * prompt, tools, messages), as the API would roughly count it: that is what the kernel's estimate
+ * starts from. The tests run concurrently; servers are closed after the file.
+ */
+import { afterAll, assert, describe, it } from "@effect/vitest"
+import { Autocompact, Message, Session, SummaryPrompt } from "@keel/core"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as FakeAnthropic from "./support/FakeAnthropic.js"
+import { envFor, lines, run, workdir } from "./support/KeelProcess.js"
+
+const WINDOW = 60_000
+const THRESHOLD = Autocompact.threshold(WINDOW, Session.DEFAULT_MAX_TOKENS)
+
+const servers: Array<FakeAnthropic.FakeAnthropic> = []
+afterAll(() => Promise.all(servers.splice(0).map((s) => s.close())))
+
+/** A fake that answers `script`, then `fallback` for every later request. */
+const serve = async (
+  script: ReadonlyArray<FakeAnthropic.ScriptItem>,
+  fallback?: FakeAnthropic.ScriptFunction
+): Promise<FakeAnthropic.FakeAnthropic> => {
+  const server = await FakeAnthropic.start(script, fallback !== undefined ? { fallback } : {})
+  servers.push(server)
+  return server
+}
+
+/**
+ * Runs `keel -p <prompt> --output-format stream-json --max-turns 100` in `cwd` with `window` (default
+ * the small one) and `KEEL_HOME` in `cwd`.
+ */
+const keel = async (server: FakeAnthropic.FakeAnthropic, cwd: string, prompt: string, window = WINDOW) => {
+  const r = await run(["-p", prompt, "--output-format", "stream-json", "--max-turns", "100"], {
+    env: { ...envFor(server), KEEL_AUTO_COMPACT_WINDOW: String(window), KEEL_HOME: path.join(cwd, ".keel-home") },
+    cwd
+  })
+  assert.strictEqual(r.stderr, "")
+  const messages = lines(r.stdout)
+  assert.deepStrictEqual(messages.filter((m) => m.type === "result").length, 1)
+  return { code: r.code, messages, result: messages.at(-1), requests: server.requests.map((q) => q.body) }
+}
+
+/** Writes `text` to `name` in `dir`. */
+const write = (dir: string, name: string, text: string) => fs.writeFileSync(path.join(dir, name), text)
+
+/** A text file of `lines` distinct lines of 99 characters (plus the newline), tagged with `tag`. */
+const textFile = (tag: string, lines: number): string =>
+  Array.from({ length: lines }, (_, i) => `${tag} line ${i + 1}: `.padEnd(99, "lorem ipsum dolor sit amet ") + "\n").join("")
+
+/**
+ * Four files of ~8,000 tokens each (as Read numbers them: under the tool result budget), whose reads
+ * take the conversation over the threshold: after the fourth, and not before.
+ */
+const LARGE = ["a.txt", "b.txt", "c.txt", "d.txt"]
+const writeLarge = (dir: string) => LARGE.forEach((name) => write(dir, name, textFile(name, 300)))
+
+/** A summary request: the autocompact's model call, told apart by its system prompt. */
+const isSummary = (body: any): boolean => body.system === SummaryPrompt.SYSTEM
+
+/** The request's size as the fake reports it: a token per four characters of its JSON. */
+const tokensOf = (body: any): number => Math.ceil(JSON.stringify([body.system, body.tools, body.messages]).length / 4)
+
+const usageOf = (body: any) => ({ usage: { input_tokens: tokensOf(body), output_tokens: 40 } })
+
+const promptTooLong = () =>
+  FakeAnthropic.errorReply(400, "invalid_request_error", "prompt is too long: 250000 tokens > 200000 maximum")
+
+const blocksOf = (message: any): Array<any> =>
+  typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content
+
+const textOf = (message: any): string =>
+  blocksOf(message).filter((b) => b.type === "text").map((b) => b.text).join("\n")
+
+const toolUseIds = (message: any): Array<string> =>
+  message?.role === "assistant" ? blocksOf(message).filter((b) => b.type === "tool_use").map((b) => b.id) : []
+
+const toolResultIds = (message: any): Array<string> =>
+  message?.role === "user" ? blocksOf(message).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id) : []
+
+/** The `file_path`s of the Read calls in `messages`, most recent first, each once. */
+const readPaths = (messages: ReadonlyArray<any>): Array<string> => [
+  ...new Set(
+    messages.filter((m) => m.role === "assistant").flatMap((m) =>
+      blocksOf(m).filter((b) => b.type === "tool_use" && b.name === "Read").map((b) => b.input.file_path as string)
+    ).reverse()
+  )
+]
+
+/**
+ * Asserts that the API would accept these messages: a user message first, roles alternating, every
+ * `tool_use` answered by a `tool_result` in the next message and every `tool_result` answering one
+ * of the message before.
+ */
+const assertValid = (body: any, label: string) => {
+  const ms = body.messages
+  assert.strictEqual(ms[0]?.role, "user", `${label}: the first message`)
+  for (let i = 0; i < ms.length; i++) {
+    if (i > 0) assert.notStrictEqual(ms[i].role, ms[i - 1].role, `${label}: roles at ${i}`)
+    if (ms[i].role === "assistant") {
+      assert.deepStrictEqual(toolResultIds(ms[i + 1]), toolUseIds(ms[i]), `${label}: the results of message ${i}`)
+    } else if (toolResultIds(ms[i]).length > 0) {
+      assert.deepStrictEqual(toolResultIds(ms[i]), toolUseIds(ms[i - 1]), `${label}: the calls of message ${i}`)
+    }
+  }
+}
+
+/** `type/subtype` of each stream-json message (`system/status:compacting` for statuses). */
+const kinds = (messages: ReadonlyArray<any>): Array<string> =>
+  messages.map((m) =>
+    m.subtype === "status" ? `system/status:${m.status}` : m.subtype !== undefined ? `${m.type}/${m.subtype}` : m.type
+  )
+
+/** The estimated tokens of a compacted conversation's one message, as `TokenEstimate.ofMessage` counts text blocks. */
+const estimateOf = (message: any): number =>
+  Math.ceil(blocksOf(message).reduce((n, b) => n + b.text.length, 0) / 4)
+
+describe.concurrent("keel compaction", () => {
+  it("a 50-call conversation keeps going after compaction; stream-json shows each boundary", async () => {
+    const dir = workdir()
+    for (let i = 1; i < 50; i++) write(dir, `notes-${i}.txt`, textFile(`notes-${i}`, 60))
+    let calls = 0
+    const summaries: Array<string> = []
+    const server = await serve([], (body) => {
+      if (isSummary(body)) {
+        summaries.push(`SUMMARY-${summaries.length + 1}: the user asked to read the notes; ${calls} calls so far.`)
+        return FakeAnthropic.textReply(summaries.at(-1)!, usageOf(body))
+      }
+      calls++
+      return calls < 50
+        ? FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: `notes-${calls}.txt` } }], usageOf(body))
+        : FakeAnthropic.textReply("Read all the notes.", usageOf(body))
+    })
+    const t = await keel(server, dir, "read the notes one by one")
+
+    assert.strictEqual(t.code, 0)
+    assert.deepStrictEqual(
+      [t.result.subtype, t.result.is_error, t.result.result, t.result.terminal_reason, t.result.num_turns],
+      ["success", false, "Read all the notes.", "completed", 50]
+    )
+    const summaryAt = t.requests.flatMap((body, i) => (isSummary(body) ? [i] : []))
+    assert.isAtLeast(summaryAt.length, 3)
+    assert.strictEqual(t.requests.length, 50 + summaryAt.length)
+
+    // stream-json: each compaction is status(compacting) → compact_boundary → the next assistant message.
+    const k = kinds(t.messages)
+    const boundaries = k.flatMap((kind, i) => (kind === "system/compact_boundary" ? [i] : []))
+    assert.strictEqual(boundaries.length, summaryAt.length)
+    assert.strictEqual(k.filter((kind) => kind === "system/status:compacting").length, summaryAt.length)
+    for (const at of boundaries) {
+      assert.deepStrictEqual(k.slice(at - 1, at + 2), ["system/status:compacting", "system/compact_boundary", "assistant"])
+      const meta = t.messages[at].compact_metadata
+      assert.strictEqual(meta.trigger, "auto")
+      assert.isAtLeast(meta.pre_tokens, THRESHOLD)
+      assert.isBelow(meta.post_tokens, meta.pre_tokens)
+      assert.isAtLeast(meta.duration_ms, 0)
+    }
+
+    summaryAt.forEach((at, n) => {
+      const summary = t.requests[at]
+      assert.strictEqual(summary.max_tokens, 20_000)
+      assert.include(textOf(summary.messages.at(-1)), "Your task is to create a detailed summary")
+      // The next request is the compacted conversation: the summary, the five files read last (as on
+      // disk now, most recent first), and the instruction to go on.
+      const next = t.requests[at + 1]
+      assert.isFalse(isSummary(next))
+      assert.strictEqual(next.messages.length, 1)
+      const restored = readPaths(summary.messages).slice(0, 5).map((p) =>
+        `Contents of ${p}, read again after the compaction:\n\n${fs.readFileSync(path.join(dir, p), "utf8")}`
+      )
+      assert.strictEqual(restored.length, 5)
+      assert.deepStrictEqual(blocksOf(next.messages[0]).map((b) => b.text), [
+        SummaryPrompt.continuation(summaries[n]!),
+        ...restored,
+        SummaryPrompt.RESUME
+      ])
+      const opening = textOf(next.messages[0])
+      assert.include(opening, "This session is being continued from a previous conversation")
+      assert.include(opening, `<summary>\nSUMMARY-${n + 1}:`)
+      assert.include(opening, "read again after the compaction")
+      assert.strictEqual(t.messages[boundaries[n]!].compact_metadata.post_tokens, estimateOf(next.messages[0]))
+    })
+
+    t.requests.forEach((body, i) => assertValid(body, `request ${i + 1}`))
+    // No request went out at or over the threshold (so none over the window), by a proxy of the kernel's
+    // estimate: a token per 4 characters of the messages' JSON (the usage the fake reports, which the
+    // estimate starts from, also counts the system prompt and the tools).
+    for (const body of t.requests.filter((b) => !isSummary(b))) {
+      assert.isBelow(JSON.stringify(body.messages).length / 4, THRESHOLD)
+    }
+  })
+
+  it("a prompt-too-long from the API triggers one reactive compaction and one retry", async () => {
+    const dir = workdir()
+    const big = textFile("big", 400)
+    write(dir, "big.txt", big)
+    const server = await serve([
+      FakeAnthropic.toolUseReply([{ id: "toolu_big", name: "Read", input: { file_path: "big.txt" } }], {
+        usage: { input_tokens: 900, output_tokens: 40 }
+      }),
+      promptTooLong(),
+      FakeAnthropic.textReply("SUMMARY-R: big.txt was read."),
+      FakeAnthropic.textReply("Done after the compaction.")
+    ])
+    const t = await keel(server, dir, "read big.txt")
+
+    assert.strictEqual(t.code, 0)
+    assert.deepStrictEqual(
+      [t.result.subtype, t.result.is_error, t.result.result, t.result.terminal_reason],
+      ["success", false, "Done after the compaction.", "completed"]
+    )
+    assert.deepStrictEqual(kinds(t.messages), [
+      "system/init",
+      "assistant",
+      "user",
+      "system/status:compacting",
+      "system/compact_boundary",
+      "assistant",
+      "result/success"
+    ])
+    assert.deepStrictEqual(t.requests.map(isSummary), [false, false, true, false])
+    const [, tooLong, summary, retried] = t.requests
+    // The request that was too long was not made smaller by autocompact (it is under its threshold) ...
+    assert.deepStrictEqual(tooLong.messages.map((m: any) => m.role), ["user", "assistant", "user"])
+    assert.isBelow(900 + 40 + Math.ceil(tooLong.messages[2].content[0].content.length / 4), THRESHOLD)
+    // ... the summary covers all of it, and the retry carries the summary and big.txt read again.
+    assert.deepStrictEqual(summary.messages.slice(0, 2), tooLong.messages.slice(0, 2))
+    assert.include(textOf(summary.messages[2]), "Your task is to create a detailed summary")
+    assert.strictEqual(retried.messages.length, 1)
+    const blocks = blocksOf(retried.messages[0]).map((b) => b.text)
+    assert.deepStrictEqual(blocks, [
+      SummaryPrompt.continuation("SUMMARY-R: big.txt was read."),
+      `Contents of big.txt, read again after the compaction:\n\n${big.slice(0, 20_000)}\n[... cut at 20000 characters]`,
+      SummaryPrompt.RESUME
+    ])
+    const boundary = t.messages[4].compact_metadata
+    assert.strictEqual(boundary.trigger, "auto")
+    assert.strictEqual(boundary.post_tokens, estimateOf(retried.messages[0]))
+    assert.isBelow(boundary.post_tokens, boundary.pre_tokens)
+    t.requests.forEach((body, i) => assertValid(body, `request ${i + 1}`))
+  })
+
+  // A summary request whose stream breaks after its second text block started (a mid-stream
+  // `api_error`, retried) and whose retry answers with one block: only the retry's text is the summary.
+  it("a summary answer the retry layer retracted leaves nothing of itself in the summary", async () => {
+    const dir = workdir()
+    writeLarge(dir)
+    let calls = 0
+    let summaries = 0
+    const server = await serve([], (body) => {
+      if (isSummary(body)) {
+        return ++summaries === 1
+          ? FakeAnthropic.sseFromMessage(
+            FakeAnthropic.message([new Message.TextBlock({ text: "SUMMARY-VOID" }), new Message.TextBlock({ text: "STALE-PART" })]),
+            { chunkSize: 100, truncateAfter: 6, midStreamError: { type: "api_error", message: "Internal server error" } }
+          )
+          : FakeAnthropic.textReply("SUMMARY-GOOD")
+      }
+      const file = LARGE[calls++]
+      return file !== undefined
+        ? FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: file } }], usageOf(body))
+        : FakeAnthropic.textReply("Done.", usageOf(body))
+    })
+    const t = await keel(server, dir, "read the four files")
+
+    assert.strictEqual(t.code, 0)
+    assert.deepStrictEqual(t.requests.map(isSummary), [false, false, false, false, true, true, false])
+    assert.strictEqual(blocksOf(t.requests[6].messages[0])[0].text, SummaryPrompt.continuation("SUMMARY-GOOD"))
+  })
+
+  // With a window under keel's output reserve and buffer (30,000 < 20,000 + 13,000) the threshold is
+  // half the window, so a conversation far below it is not compacted.
+  it("a window under the output reserve and buffer does not compact a tiny conversation", async () => {
+    let calls = 0
+    const server = await serve([], (body) => {
+      if (isSummary(body)) return FakeAnthropic.textReply("SUMMARY")
+      return ++calls < 6
+        ? FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: "README.md" } }], usageOf(body))
+        : FakeAnthropic.textReply("Done.", usageOf(body))
+    })
+    const dir = workdir()
+    const r = await run(["-p", "hi", "--output-format", "stream-json"], {
+      env: { ...envFor(server), KEEL_AUTO_COMPACT_WINDOW: "30000", KEEL_HOME: path.join(dir, ".keel-home") },
+      cwd: dir
+    })
+    assert.strictEqual(r.code, 0)
+    assert.strictEqual(lines(r.stdout).at(-1).result, "Done.")
+    assert.deepStrictEqual(server.requests.map((q) => isSummary(q.body)), [false, false, false, false, false, false])
+  })
+
+  it("the circuit breaker ends the turn when the conversation cannot be made to fit", async () => {
+    const dir = workdir()
+    writeLarge(dir)
+    let calls = 0
+    const server = await serve([], (body) => {
+      if (isSummary(body)) return promptTooLong()
+      const file = LARGE[calls++] ?? "README.md"
+      return FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: file } }], usageOf(body))
+    })
+    const t = await keel(server, dir, "read the four files")
+
+    assert.strictEqual(t.code, 1)
+    assert.deepStrictEqual(
+      [t.result.subtype, t.result.is_error, t.result.terminal_reason],
+      ["error_during_execution", true, "prompt_too_long"]
+    )
+    assert.include(t.result.result, "Compaction failed 3 times in a row")
+    assert.include(t.result.result, "/clear")
+    // After the fourth Read the conversation is over the threshold. The summary request is itself too
+    // long, and with one turn there are no older turns to drop, so each compaction fails after one
+    // summary request, and the request goes out uncompacted. The third failure in a row (maxFailures)
+    // opens the breaker and ends the turn: 4 + 3 summary requests + 2 requests between them = 9.
+    assert.deepStrictEqual(t.requests.map(isSummary), [false, false, false, false, true, false, true, false, true])
+    assert.deepStrictEqual(kinds(t.messages), [
+      "system/init",
+      ...Array(4).fill(["assistant", "user"]).flat(),
+      "system/status:compacting",
+      "assistant",
+      "user",
+      "system/status:compacting",
+      "assistant",
+      "user",
+      "system/status:compacting",
+      "result/error_during_execution"
+    ])
+    t.requests.forEach((body, i) => assertValid(body, `request ${i + 1}`))
+  })
+})
