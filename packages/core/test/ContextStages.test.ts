@@ -243,6 +243,33 @@ describe("ContextManagement", () => {
     ))))
 })
 
+describe("Pipeline", () => {
+  it.effect("a stage is held only to what it newly breaks, not to what its input already broke", () =>
+    Effect.gen(function*() {
+      // An imported answer that ends in a thinking block (cut inside its thinking).
+      const cut = new Message.AssistantMessage({
+        content: [Message.text("a"), new Message.ThinkingBlock({ thinking: "t", signature: "s" })]
+      })
+      const messages = [Message.user("x".repeat(100)), cut, Message.user("go on")]
+      const shorten: Stage.Stage = {
+        name: "shorten",
+        run: (ms) => Effect.succeed({ messages: [Message.user("x"), ...ms.slice(1)], report: "shortened" })
+      }
+      const breaks: Stage.Stage = {
+        name: "breaks",
+        run: (ms) => Effect.succeed({ messages: ms.slice(0, 2).concat([Message.user([new Message.ToolResultBlock({ tool_use_id: "nope" })])]), report: "broke" })
+      }
+      const prepared = yield* Pipeline.make([shorten, breaks]).run(messages, context)
+      assert.strictEqual(textOfFirst(prepared.messages), "x")
+      assert.deepStrictEqual(prepared.reports.map((r) => `${r.stage}: ${r.report}`), [
+        "shorten: shortened",
+        "breaks: discarded: its output broke message 2: tool_result nope answers no tool_use of the previous message"
+      ])
+    }))
+})
+
+const textOfFirst = (messages: ReadonlyArray<Message.Message>) => messages[0]!.content
+
 describe("The API payload (normalization)", () => {
   it("consecutive messages of one role are merged, so roles alternate; tool results stay first", () => {
     const messages = [

@@ -28,8 +28,15 @@ describe("Invariants", () => {
       "message 0: tool_result z answers no tool_use of the previous message"
     ])
     assert.deepStrictEqual(
-      Invariants.violations([Message.user("hi"), assistant(new Message.ThinkingBlock({ thinking: "t", signature: "" }))]),
+      Invariants.violations([
+        Message.user("hi"),
+        assistant(new Message.ThinkingBlock({ thinking: "t", signature: "" }), Message.text("answer"))
+      ]),
       ["message 1: thinking block without signature"]
+    )
+    assert.deepStrictEqual(
+      Invariants.violations([Message.user("hi"), assistant(Message.text("a"), new Message.ThinkingBlock({ thinking: "t", signature: "s" }))]),
+      ["message 1: a thinking block is the last block"]
     )
     assert.deepStrictEqual(Invariants.requestViolations([Message.user("hi"), assistant(Message.text("x"))]), [
       "the conversation must end with a user message"

@@ -1,12 +1,20 @@
 /**
  * What every conversation sent to the model must satisfy, checked after each pipeline stage:
  * every `tool_use` is answered by a `tool_result` in the next message, every `tool_result` answers
- * a `tool_use` of the previous message, thinking blocks keep their signatures, and the conversation
- * is not empty and starts with a user message; a request also ends with one.
+ * a `tool_use` of the previous message, thinking blocks keep their signatures and are never the last
+ * block of a message, and the conversation is not empty and starts with a user message; a request
+ * also ends with one.
  *
  * @since 0.1.0
  */
-import { AssistantMessage, type Message, ThinkingBlock, ToolResultBlock, ToolUseBlock } from "../message/Message.js"
+import {
+  AssistantMessage,
+  type Message,
+  RedactedThinkingBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolUseBlock
+} from "../message/Message.js"
 
 /**
  * The violations in a conversation (a transcript between turns); empty when it is valid.
@@ -22,6 +30,10 @@ export const violations = (messages: ReadonlyArray<Message>): Array<string> => {
     if (m instanceof AssistantMessage) {
       for (const b of m.content) {
         if (b instanceof ThinkingBlock && b.signature.length === 0) out.push(`message ${i}: thinking block without signature`)
+      }
+      const last = m.content[m.content.length - 1]
+      if (last instanceof ThinkingBlock || last instanceof RedactedThinkingBlock) {
+        out.push(`message ${i}: a thinking block is the last block`)
       }
       const uses = m.toolUses
       if (uses.length === 0) continue

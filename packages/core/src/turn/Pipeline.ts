@@ -13,6 +13,9 @@ import type { Message } from "../message/Message.js"
 import { requestViolations } from "./Invariants.js"
 import type { Stage, StageContext, StageReport } from "./Stage.js"
 
+/** A violation without its message index (stages move messages). */
+const withoutPosition = (violation: string) => violation.replace(/^message \d+: /, "")
+
 /** What the pipeline produced. @category Models */
 export interface Prepared {
   readonly messages: ReadonlyArray<Message>
@@ -40,6 +43,9 @@ export const make = (stages: ReadonlyArray<Stage>): Service =>
       Effect.gen(function*() {
         let current = messages
         const reports: Array<StageReport> = []
+        // What the input already breaks (an imported history, an answer cut inside its thinking) is
+        // not held against a stage: only what a stage newly breaks discards its output.
+        let inherited: ReadonlySet<string> | undefined
         for (const stage of stages) {
           const result = yield* stage.run(current, context)
           if (result.halt !== undefined) {
@@ -47,7 +53,9 @@ export const make = (stages: ReadonlyArray<Stage>): Service =>
             return { messages: current, reports, halt: result.halt }
           }
           if (result.messages === current) continue
-          const broken = requestViolations(result.messages)
+          inherited ??= new Set(requestViolations(messages).map(withoutPosition))
+          const known = inherited
+          const broken = requestViolations(result.messages).filter((v) => !known.has(withoutPosition(v)))
           if (broken.length > 0) {
             reports.push({ stage: stage.name, report: `discarded: its output broke ${broken.join("; ")}` })
             continue
