@@ -26,6 +26,8 @@ export * as IdleWatchdog from "./resilience/IdleWatchdog.js"
 export * as Invariants from "./turn/Invariants.js"
 /** The message model. */
 export * as Message from "./message/Message.js"
+/** Bash commands as permission rules see them. */
+export * as BashCommand from "./permission/BashCommand.js"
 /** The microcompact stage. */
 export * as Microcompact from "./context/Microcompact.js"
 /** The model port. */
@@ -36,6 +38,10 @@ export * as ModelError from "./model/ModelError.js"
 export * as ModelNotice from "./model/ModelNotice.js"
 /** A model request. */
 export * as ModelRequest from "./model/ModelRequest.js"
+/** Permission rules in Claude Code's syntax. */
+export * as PermissionRule from "./permission/PermissionRule.js"
+/** The permission check before every tool call. */
+export * as Permissions from "./permission/Permissions.js"
 /** The preprocessing pipeline. */
 export * as Pipeline from "./turn/Pipeline.js"
 /** Model prices. */

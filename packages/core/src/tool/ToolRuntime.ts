@@ -10,6 +10,10 @@
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import { Permissions } from "../permission/Permissions.js"
+import { SessionState } from "../session/SessionState.js"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -65,8 +69,20 @@ interface Planned {
   readonly safe: boolean
 }
 
-/** Builds the runtime over a registry. @category Constructors */
-export const make = (registry: ToolRegistry["Type"], options: Options = {}): Service => {
+/** Records a denied call in the session's permission denials (when the call runs inside a session). */
+const recordDenial = (toolName: string, toolUseId: string, input: unknown) =>
+  Effect.flatMap(Effect.serviceOption(SessionState), (state) =>
+    state._tag === "None"
+      ? Effect.void
+      : Ref.update(state.value.permissionDenials, (ds) => [...ds, { tool_name: toolName, tool_use_id: toolUseId, tool_input: input }]))
+
+/**
+ * Builds the runtime over a registry. With `permissions`, every call is checked before it runs: a
+ * denied call gets an error result saying why, and is recorded in the session's permission denials.
+ *
+ * @category Constructors
+ */
+export const make = (registry: ToolRegistry["Type"], options: Options = {}, permissions?: Permissions["Type"]): Service => {
   const maxConcurrency = options.maxConcurrency ?? 10
   // One decoder per tool, built once: building a decoder walks the schema.
   const decoders = new Map(
@@ -114,7 +130,34 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}): Ser
       return Effect.succeed(errorResult(id, p.input.ok ? "Error: No such tool" : p.input.message))
     }
     const tool = p.tool
-    return Effect.suspend(() => tool.call(p.input.ok ? p.input.value : undefined, { toolUseId: id, cwd })).pipe(
+    const decoded = p.input.value
+    const checked: Effect.Effect<{ readonly input: unknown } | { readonly denied: string }> = permissions === undefined
+      ? Effect.succeed({ input: decoded })
+      : Effect.flatMap(
+        permissions.check({
+          toolName: tool.name,
+          input: p.call.block.input,
+          isReadOnly: safely(() => tool.isReadOnly(decoded)),
+          toolUseId: id,
+          cwd
+        }),
+        (decision): Effect.Effect<{ readonly input: unknown } | { readonly denied: string }> => {
+          if (decision._tag === "Deny") {
+            return Effect.as(recordDenial(tool.name, id, p.call.block.input), { denied: decision.message })
+          }
+          if (decision.updatedInput === undefined) return Effect.succeed({ input: decoded })
+          const redecoded = decoders.get(tool)!(decision.updatedInput)
+          return Effect.succeed(
+            redecoded._tag === "Right"
+              ? { input: redecoded.right }
+              : { denied: `The permission callback changed the input of ${tool.name} into an invalid one` }
+          )
+        }
+      )
+    return Effect.flatMap(checked, (c) =>
+      "denied" in c
+        ? Effect.succeed(errorResult(id, c.denied))
+        : Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd })).pipe(
       Effect.map((output) => successResult(tool, id, output)),
       Effect.catchAllCause((cause) =>
         Cause.isInterruptedOnly(cause)
@@ -126,7 +169,7 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}): Ser
             )
           ))
       )
-    )
+    ))
   }
 
   return ToolRuntime.of({
@@ -148,6 +191,26 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}): Ser
   })
 }
 
-/** The runtime layer over the session's `ToolRegistry`. @category Layers */
+const safely = (f: () => boolean): boolean => {
+  try {
+    return f()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The runtime layer over the session's `ToolRegistry`, checking calls with the `Permissions`
+ * service when one is provided (without one, every call runs).
+ *
+ * @category Layers
+ */
 export const layer = (options: Options = {}): Layer.Layer<ToolRuntime, never, ToolRegistry> =>
-  Layer.effect(ToolRuntime, Effect.map(ToolRegistry, (registry) => make(registry, options)))
+  Layer.effect(
+    ToolRuntime,
+    Effect.gen(function*() {
+      const registry = yield* ToolRegistry
+      const permissions = yield* Effect.serviceOption(Permissions)
+      return make(registry, options, Option.getOrUndefined(permissions))
+    })
+  )

@@ -1,0 +1,154 @@
+/**
+ * The permission check every tool call goes through before it runs. Modes and rules follow Claude
+ * Code: `deny` rules beat `ask` rules beat `allow` rules; `bypassPermissions` allows everything not
+ * denied; `plan` allows only read-only tools; `acceptEdits` allows the file-editing tools; read-only
+ * tools are allowed by default; everything else asks. An `ask` goes to the embedder's `canUseTool`
+ * callback when there is one; without one (headless), it is denied with its reason. `dontAsk` denies
+ * whatever would ask.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as PermissionRule from "./PermissionRule.js"
+
+/** Permission modes (Claude Code's names). @category Models */
+export type Mode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk"
+
+/** Every mode, for validation. @category Constants */
+export const MODES: ReadonlyArray<Mode> = ["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"]
+
+/** The rules and the mode. @category Models */
+export interface Config {
+  readonly mode: Mode
+  readonly allow: ReadonlyArray<PermissionRule.Rule>
+  readonly deny: ReadonlyArray<PermissionRule.Rule>
+  readonly ask: ReadonlyArray<PermissionRule.Rule>
+}
+
+/** The tools `acceptEdits` allows. @category Constants */
+export const EDIT_TOOLS: ReadonlySet<string> = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"])
+
+/** The outcome of a check. @category Models */
+export type Decision =
+  | { readonly _tag: "Allow"; readonly updatedInput?: unknown }
+  | { readonly _tag: "Deny"; readonly message: string }
+
+/** What the embedder's callback answers (the Agent SDK's `PermissionResult`). @category Models */
+export type CallbackResult =
+  | { readonly behavior: "allow"; readonly updatedInput?: Record<string, unknown> | undefined }
+  | { readonly behavior: "deny"; readonly message: string; readonly interrupt?: boolean | undefined }
+
+/** The embedder's `canUseTool`: asked for every call that would ask. @category Models */
+export type CanUseTool = (
+  toolName: string,
+  input: unknown,
+  options: { readonly toolUseId: string; readonly reason: string; readonly signal: AbortSignal }
+) => Promise<CallbackResult>
+
+/** What is being checked. @category Models */
+export interface Request {
+  readonly toolName: string
+  readonly input: unknown
+  readonly isReadOnly: boolean
+  readonly toolUseId: string
+  readonly cwd: string
+}
+
+/** @category Models */
+export interface Service {
+  readonly config: Config
+  readonly check: (request: Request) => Effect.Effect<Decision>
+}
+
+/** @category Context */
+export class Permissions extends Context.Tag("@keel/core/Permissions")<Permissions, Service>() {}
+
+/** The decision before any callback: allow, deny, or ask (with why). @category Deciding */
+export const decide = (
+  config: Config,
+  request: Request
+): { readonly _tag: "Allow" } | { readonly _tag: "Deny" | "Ask"; readonly reason: string } => {
+  const { cwd, input, toolName } = request
+  const denied = config.deny.find((r) => PermissionRule.matches(r, toolName, input, cwd))
+  if (denied !== undefined) return { _tag: "Deny", reason: `the rule ${PermissionRule.format(denied)} denies it` }
+  if (config.mode === "bypassPermissions") return { _tag: "Allow" }
+  const asked = config.ask.find((r) => PermissionRule.matches(r, toolName, input, cwd))
+  if (asked !== undefined) return { _tag: "Ask", reason: `the rule ${PermissionRule.format(asked)} asks first` }
+  if (PermissionRule.allows(config.allow, toolName, input, cwd) !== undefined) return { _tag: "Allow" }
+  if (request.isReadOnly) return { _tag: "Allow" }
+  if (config.mode === "plan") return { _tag: "Deny", reason: "plan mode allows only read-only tools" }
+  if (config.mode === "acceptEdits" && EDIT_TOOLS.has(toolName)) return { _tag: "Allow" }
+  const reason = `${toolName} needs permission and no rule allows this call`
+  return config.mode === "dontAsk" ? { _tag: "Deny", reason } : { _tag: "Ask", reason }
+}
+
+/**
+ * The service for `config`. Calls that would ask go to `canUseTool` when given, and are denied
+ * (with the reason and the rule to add) when not.
+ *
+ * @category Constructors
+ */
+export const make = (config: Config, canUseTool?: CanUseTool): Service =>
+  Permissions.of({
+    config,
+    check: (request) => {
+      const decision = decide(config, request)
+      switch (decision._tag) {
+        case "Allow":
+          return Effect.succeed({ _tag: "Allow" })
+        case "Deny":
+          return Effect.succeed({ _tag: "Deny", message: `Permission to use ${request.toolName} was denied: ${decision.reason}.` })
+        case "Ask": {
+          if (canUseTool === undefined) {
+            return Effect.succeed({
+              _tag: "Deny",
+              message: `Permission to use ${request.toolName} was denied: ${decision.reason}, and nobody can be asked ` +
+                `in this mode. Allow it with --allowedTools "${request.toolName}" or a rule in .keel/settings.json.`
+            })
+          }
+          return Effect.tryPromise({
+            try: (signal) => canUseTool(request.toolName, request.input, { toolUseId: request.toolUseId, reason: decision.reason, signal }),
+            catch: (e) => e
+          }).pipe(
+            Effect.map((answer): Decision =>
+              answer.behavior === "allow"
+                ? answer.updatedInput !== undefined ? { _tag: "Allow", updatedInput: answer.updatedInput } : { _tag: "Allow" }
+                : { _tag: "Deny", message: answer.message }
+            ),
+            Effect.catchAll((e) =>
+              Effect.succeed<Decision>({
+                _tag: "Deny",
+                message: `Permission to use ${request.toolName} was denied: the permission callback failed (${String(e)}).`
+              })
+            )
+          )
+        }
+      }
+    }
+  })
+
+/** A config from rule strings; unparseable rules are reported. @category Constructors */
+export const config = (options: {
+  readonly mode?: Mode | undefined
+  readonly allow?: ReadonlyArray<string> | undefined
+  readonly deny?: ReadonlyArray<string> | undefined
+  readonly ask?: ReadonlyArray<string> | undefined
+}): { readonly config: Config; readonly invalid: ReadonlyArray<string> } => {
+  const invalid: Array<string> = []
+  const rules = (texts: ReadonlyArray<string> = []) =>
+    texts.flatMap((t) => {
+      const rule = PermissionRule.parse(t)
+      if (rule === undefined) invalid.push(t)
+      return rule === undefined ? [] : [rule]
+    })
+  return {
+    config: { mode: options.mode ?? "default", allow: rules(options.allow), deny: rules(options.deny), ask: rules(options.ask) },
+    invalid
+  }
+}
+
+/** The permissions layer. @category Layers */
+export const layer = (config: Config, canUseTool?: CanUseTool): Layer.Layer<Permissions> =>
+  Layer.succeed(Permissions, make(config, canUseTool))
