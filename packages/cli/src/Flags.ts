@@ -23,6 +23,37 @@ export interface Flags {
   readonly appendSystemPrompt: string | undefined
   /** Models to switch to, in order, after repeated overloads (`--fallback-model a,b`). */
   readonly fallbackModels: ReadonlyArray<string> | undefined
+  /** Permission rules from `--allowedTools` and `--disallowedTools`. */
+  readonly allowedTools: ReadonlyArray<string>
+  readonly disallowedTools: ReadonlyArray<string>
+  readonly permissionMode: PermissionMode | undefined
+}
+
+/** Permission modes (Claude Code's). @category Models */
+export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk"
+
+/**
+ * Rules as Claude Code takes them: several values, each a comma- or space-separated list, where a
+ * rule's parenthesised part may hold spaces and commas (`"Bash(git commit -m x:*)" Read`).
+ */
+export const splitRules = (values: ReadonlyArray<string>): Array<string> => {
+  const out: Array<string> = []
+  for (const value of values) {
+    let current = ""
+    let depth = 0
+    for (const ch of value) {
+      if (ch === "(") depth++
+      if (ch === ")") depth = Math.max(0, depth - 1)
+      if (depth === 0 && (ch === "," || ch === " ")) {
+        if (current.trim() !== "") out.push(current.trim())
+        current = ""
+        continue
+      }
+      current += ch
+    }
+    if (current.trim() !== "") out.push(current.trim())
+  }
+  return out
 }
 
 /** The outcome of parsing: flags to run with, or text to print and an exit code. @category Models */
@@ -55,6 +86,18 @@ export const program = (version: string): Command =>
     .option("--include-partial-messages", "with stream-json, add stream_event lines with the raw model events", false)
     .option("--system-prompt <prompt>", "replace the default system prompt")
     .option("--append-system-prompt <prompt>", "append to the default system prompt")
+    .option("--allowedTools, --allowed-tools <rules...>", "permission rules to allow without asking, e.g. \"Bash(git status:*)\" Edit")
+    .option("--disallowedTools, --disallowed-tools <rules...>", "permission rules to deny, e.g. \"Bash(rm:*)\"")
+    .addOption(
+      new Option("--permission-mode <mode>", "permission mode (default: defaultMode from the settings, else default)").choices([
+        "default",
+        "acceptEdits",
+        "bypassPermissions",
+        "plan",
+        "dontAsk"
+      ])
+    )
+    .option("--dangerously-skip-permissions", "allow every tool call that no deny rule denies (bypassPermissions)", false)
     .option(
       "--fallback-model <models>",
       "model(s) to switch to, in order, after 3 consecutive 529 Overloaded errors (comma-separated; default: $KEEL_FALLBACK_MODEL)"
@@ -97,6 +140,10 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     systemPrompt?: string
     appendSystemPrompt?: string
     fallbackModel?: string
+    allowedTools?: Array<string>
+    disallowedTools?: Array<string>
+    permissionMode?: PermissionMode
+    dangerouslySkipPermissions: boolean
   }>()
   const usage = (message: string): Parsed => ({
     _tag: "Exit",
@@ -116,6 +163,9 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   if (fallbackModels !== undefined && o.model !== undefined && fallbackModels.includes(o.model)) {
     return usage(`--fallback-model cannot name the main model (${o.model}); give a different model to fall back to.`)
   }
+  if (o.dangerouslySkipPermissions && o.permissionMode !== undefined && o.permissionMode !== "bypassPermissions") {
+    return usage(`--dangerously-skip-permissions and --permission-mode ${o.permissionMode} contradict each other; use one.`)
+  }
   if (o.includePartialMessages && o.outputFormat !== "stream-json") {
     return usage("--include-partial-messages only works with --output-format stream-json.")
   }
@@ -131,7 +181,10 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       includePartialMessages: o.includePartialMessages,
       systemPrompt: o.systemPrompt,
       appendSystemPrompt: o.appendSystemPrompt,
-      fallbackModels
+      fallbackModels,
+      allowedTools: splitRules(o.allowedTools ?? []),
+      disallowedTools: splitRules(o.disallowedTools ?? []),
+      permissionMode: o.dangerouslySkipPermissions ? "bypassPermissions" : o.permissionMode
     }
   }
 }

@@ -11,6 +11,7 @@ import {
   type Compactor,
   ContextManagement,
   type ModelClient,
+  Permissions,
   type Pipeline,
   Resilience,
   Session,
@@ -26,6 +27,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import type { Flags } from "./Flags.js"
+import * as Settings from "./Settings.js"
 
 /** Where headless output goes (stdout and stderr, or test sinks). @category Models */
 export interface Io {
@@ -54,17 +56,30 @@ export const modelLayer = (
  *
  * @category Layers
  */
-export const layer = (flags: Pick<Flags, "fallbackModels">): Layer.Layer<
-  ModelClient.ModelClient | Pipeline.Pipeline | Compactor.Compactor | ToolRuntime.ToolRuntime | ToolRegistry.ToolRegistry,
-  AnthropicModel.MissingCredentials | ConfigError
+export const layer = (flags: Pick<Flags, "fallbackModels" | "allowedTools" | "disallowedTools" | "permissionMode">): Layer.Layer<
+  | ModelClient.ModelClient
+  | Pipeline.Pipeline
+  | Compactor.Compactor
+  | ToolRuntime.ToolRuntime
+  | ToolRegistry.ToolRegistry
+  | Permissions.Permissions,
+  AnthropicModel.MissingCredentials | ConfigError | Settings.InvalidSettings
 > => {
   const model = modelLayer(flags.fallbackModels)
+  const permissions = Layer.effect(
+    Permissions.Permissions,
+    Effect.gen(function*() {
+      const home = yield* ContextManagement.homeConfig
+      return Permissions.make(yield* Settings.permissions(flags, home, process.cwd()))
+    })
+  )
   return Layer.mergeAll(
     model,
     ContextManagement.layerConfig.pipe(Layer.provide(model)),
     ToolRuntime.layer()
   ).pipe(
     Layer.provideMerge(BuiltinTools.layer()),
+    Layer.provideMerge(permissions),
     Layer.provide(NodeContext.layer)
   )
 }
@@ -132,9 +147,11 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
   const cwd = process.cwd()
   const program = Effect.gen(function*() {
     const model = flags.model ?? (yield* AnthropicModel.modelConfig)
+    const permissions = yield* Permissions.Permissions
     const session = yield* Session.make({
       model,
       cwd,
+      permissionMode: permissions.config.mode,
       maxTurns: flags.maxTurns,
       includePartialMessages: flags.includePartialMessages,
       systemPrompt: flags.systemPrompt ??
@@ -171,6 +188,10 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
       if (error._tag === "MissingCredentials") {
         io.err(`keel: ${error.message}\n`)
         return 1
+      }
+      if (error._tag === "InvalidSettings") {
+        io.err(`keel: ${error.message}\n`)
+        return 2
       }
       io.err(`${describeConfigError(error).map((line) => `keel: invalid environment: ${line}`).join("\n")}\n`)
       return 2

@@ -1,0 +1,92 @@
+/**
+ * End to end: permissions of the real `keel` binary against the loopback fake API: rules from the
+ * flags and from `.keel/settings.json`, denials reported in the result, and settings that cannot be
+ * used.
+ */
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as FakeAnthropic from "./support/FakeAnthropic.js"
+import { closeServers, envFor, fake, lines, run, workdir } from "./support/KeelProcess.js"
+
+afterEach(() => closeServers())
+
+/** A model that reads `file`, then answers with whatever the tool result said. */
+const readThenAnswer = (file: string): ReadonlyArray<FakeAnthropic.ScriptItem> => [
+  FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: file }, id: "toolu_read" }]),
+  FakeAnthropic.textReply("done")
+]
+
+/** Runs keel in `dir` with `args`, KEEL_HOME inside `dir`; the parsed stream-json lines. */
+const keel = async (dir: string, script: ReadonlyArray<FakeAnthropic.ScriptItem>, args: ReadonlyArray<string>) => {
+  const server = await fake(script)
+  const r = await run(["-p", "go", "--output-format", "stream-json", ...args], {
+    env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") },
+    cwd: dir
+  })
+  return { ...r, server, messages: r.code === 2 ? [] : lines(r.stdout) }
+}
+
+const toolResultOf = (request: { body: any }) => request.body.messages.at(-1).content[0]
+
+describe("keel permissions", () => {
+  it("--disallowedTools Read: the call is denied, the model is told why, and the result lists the denial", async () => {
+    const dir = workdir()
+    const t = await keel(dir, readThenAnswer("README.md"), ["--disallowedTools", "Read"])
+    assert.strictEqual(t.code, 0)
+    const result = t.messages.at(-1)
+    assert.deepStrictEqual(result.permission_denials, [
+      { tool_name: "Read", tool_use_id: "toolu_read", tool_input: { file_path: "README.md" } }
+    ])
+    const denied = toolResultOf(t.server.requests[1]!)
+    assert.isTrue(denied.is_error)
+    assert.include(denied.content, "Permission to use Read was denied: the rule Read denies it")
+  })
+
+  it("a deny rule in .keel/settings.json covers its path pattern only; init reports the mode from the settings", async () => {
+    const dir = workdir()
+    fs.mkdirSync(path.join(dir, ".keel"))
+    fs.writeFileSync(path.join(dir, "secret.env"), "TOKEN=hunter2\n")
+    fs.writeFileSync(
+      path.join(dir, ".keel", "settings.json"),
+      JSON.stringify({ permissions: { deny: ["Read(./*.env)"], defaultMode: "acceptEdits" } })
+    )
+    const denied = await keel(dir, readThenAnswer("secret.env"), [])
+    assert.strictEqual(denied.messages[0].permissionMode, "acceptEdits")
+    assert.strictEqual(denied.messages.at(-1).permission_denials.length, 1)
+    assert.notInclude(JSON.stringify(denied.server.requests[1]!.body), "hunter2")
+
+    const allowed = await keel(dir, readThenAnswer("README.md"), ["--permission-mode", "plan"])
+    assert.strictEqual(allowed.messages[0].permissionMode, "plan")
+    assert.deepStrictEqual(allowed.messages.at(-1).permission_denials, [])
+    assert.include(toolResultOf(allowed.server.requests[1]!).content, "It counts sheep.")
+  })
+
+  it("settings that are not valid JSON, or rules that do not parse, stop keel with exit code 2 naming the problem", async () => {
+    const dir = workdir()
+    fs.mkdirSync(path.join(dir, ".keel"))
+    const file = path.join(dir, ".keel", "settings.local.json")
+    fs.writeFileSync(file, "{ \"permissions\": { \"allow\": [\"Read\", }")
+    const broken = await keel(dir, readThenAnswer("README.md"), [])
+    assert.strictEqual(broken.code, 2)
+    assert.match(broken.stderr, new RegExp(`^keel: ${file.replace(/[.]/g, "\\.")} is not valid settings: `))
+    assert.strictEqual(broken.server.requests.length, 0)
+
+    fs.writeFileSync(file, JSON.stringify({ permissions: { defaultMode: "yolo" } }))
+    const mode = await keel(dir, readThenAnswer("README.md"), [])
+    assert.strictEqual(mode.code, 2)
+    assert.include(mode.stderr, "defaultMode")
+
+    fs.rmSync(file)
+    const rule = await keel(dir, readThenAnswer("README.md"), ["--allowedTools", "Bash(npm"])
+    assert.strictEqual(rule.code, 2)
+    assert.include(rule.stderr, "not a permission rule: \"Bash(npm\"")
+  })
+
+  it("--dangerously-skip-permissions with another --permission-mode is a usage error", async () => {
+    const dir = workdir()
+    const r = await keel(dir, [], ["--dangerously-skip-permissions", "--permission-mode", "plan"])
+    assert.strictEqual(r.code, 2)
+    assert.include(r.stderr, "contradict each other")
+  })
+})
