@@ -90,3 +90,27 @@ describe("keel permissions", () => {
     assert.include(r.stderr, "contradict each other")
   })
 })
+
+describe("keel edits files", () => {
+  it("a scripted model edits a file through Read → Edit (acceptEdits); an Edit without the mode is denied and listed", async () => {
+    const dir = workdir()
+    const script = (): ReadonlyArray<FakeAnthropic.ScriptItem> => [
+      FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: "README.md" }, id: "toolu_read" }]),
+      FakeAnthropic.toolUseReply([{
+        name: "Edit",
+        input: { file_path: "README.md", old_string: "It counts sheep.", new_string: "It counts goats." },
+        id: "toolu_edit"
+      }]),
+      FakeAnthropic.textReply("Edited.")
+    ]
+    const denied = await keel(dir, script(), [])
+    assert.deepStrictEqual(denied.messages.at(-1).permission_denials.map((d: any) => [d.tool_name, d.tool_use_id]), [["Edit", "toolu_edit"]])
+    assert.include(fs.readFileSync(path.join(dir, "README.md"), "utf8"), "It counts sheep.")
+
+    const edited = await keel(dir, script(), ["--permission-mode", "acceptEdits"])
+    assert.strictEqual(edited.code, 0)
+    assert.deepStrictEqual(edited.messages.at(-1).permission_denials, [])
+    assert.include(toolResultOf(edited.server.requests[2]!).content, "has been updated")
+    assert.strictEqual(fs.readFileSync(path.join(dir, "README.md"), "utf8"), "# Demo project\n\nIt counts goats.\nThree lines.\n")
+  })
+})

@@ -64,6 +64,8 @@ export * as Stage from "./turn/Stage.js"
 export * as Snip from "./context/Snip.js"
 /** Raw stream events. */
 export * as StreamEvent from "./model/StreamEvent.js"
+/** What the file tools know of the session's files (read, and their mtime then). */
+export * as FileState from "./tool/FileState.js"
 /** The instructions of a compaction summary. */
 export * as SummaryPrompt from "./context/SummaryPrompt.js"
 /** The scripted model for tests. */

@@ -8,14 +8,16 @@ import type * as Path from "@effect/platform/Path"
 import { ToolRegistry } from "@keel/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as Edit from "./Edit.js"
 import * as Read from "./Read.js"
+import * as Write from "./Write.js"
 
 /** Every built-in tool. @category Constructors */
 export const all: Effect.Effect<ReadonlyArray<import("@keel/core").Tool.Any>, never, FileSystem.FileSystem | Path.Path> =
-  Effect.all([Read.make])
+  Effect.all([Read.make, Write.make, Edit.make])
 
 /** Names of the built-in tools. @category Constants */
-export const names: ReadonlyArray<string> = ["Read"]
+export const names: ReadonlyArray<string> = ["Read", "Write", "Edit"]
 
 /**
  * A registry of the built-in tools, or of those named in `only` (in the order given). An unknown

@@ -7,7 +7,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Tool } from "@keel/core"
+import { FileState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
@@ -86,6 +86,7 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type>, never, FileSystem
             return yield* Tool.fail(`${file} is a directory, not a file. List it with a shell or glob tool instead.`)
           }
           const bytes = yield* fs.readFile(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
+          yield* FileState.record(file, info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
           if (isBinary(bytes)) {
             return yield* Tool.fail(`${file} is a binary file (${bytes.length} bytes); Read reads text files only.`)
           }

@@ -8,3 +8,9 @@
 export * as BuiltinTools from "./BuiltinTools.js"
 /** The Read tool. */
 export * as Read from "./Read.js"
+/** The Write tool. */
+export * as Write from "./Write.js"
+/** The Edit tool. */
+export * as Edit from "./Edit.js"
+/** What Write and Edit share: the read-before-write check and atomic writes. */
+export * as FileWrites from "./FileWrites.js"

@@ -38,6 +38,8 @@ export interface Service {
   readonly apiDurationMs: Ref.Ref<number>
   /** Every decision that was not "allow", in order. */
   readonly permissionDenials: Ref.Ref<ReadonlyArray<PermissionDenial>>
+  /** Files read (or written) in this session: absolute path → the file's mtime (ms) at that moment. */
+  readonly fileState: Ref.Ref<ReadonlyMap<string, number>>
 }
 
 /** @category Context */
@@ -52,7 +54,8 @@ export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): 
       usage: yield* Ref.make<ReadonlyMap<string, ModelUsage>>(new Map()),
       turnCount: yield* Ref.make(0),
       apiDurationMs: yield* Ref.make(0),
-      permissionDenials: yield* Ref.make<ReadonlyArray<PermissionDenial>>([])
+      permissionDenials: yield* Ref.make<ReadonlyArray<PermissionDenial>>([]),
+      fileState: yield* Ref.make<ReadonlyMap<string, number>>(new Map())
     })
   })
 

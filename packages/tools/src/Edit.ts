@@ -1,0 +1,81 @@
+/**
+ * `Edit` (`file_path`, `old_string`, `new_string`, `replace_all`): replaces text in a file read in
+ * this session and unchanged since. `old_string` must occur exactly once unless `replace_all`; an
+ * empty `old_string` creates a new file. The write is atomic.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import { Tool } from "@keel/core"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as FileWrites from "./FileWrites.js"
+
+/** The input, as the model sends it. @category Schemas */
+export const Input = Schema.Struct({
+  file_path: Schema.String.annotations({ description: "The absolute path to the file to modify" }),
+  old_string: Schema.String.annotations({ description: "The text to replace" }),
+  new_string: Schema.String.annotations({ description: "The text to replace it with (must be different from old_string)" }),
+  replace_all: Schema.optional(Schema.Boolean).annotations({ description: "Replace all occurrences of old_string (default false)" })
+})
+
+const description = [
+  "Performs exact string replacements in files.",
+  "- You must Read the file in this conversation before editing it; the edit fails if the file changed since.",
+  "- The edit fails if old_string is not unique in the file: give more surrounding context, or set replace_all.",
+  "- An empty old_string creates a new file with new_string as its content."
+].join("\n")
+
+const count = (text: string, part: string): number => {
+  let n = 0
+  for (let i = text.indexOf(part); i !== -1; i = text.indexOf(part, i + part.length)) n++
+  return n
+}
+
+/** The Edit tool over the platform's file system. @category Constructors */
+export const make: Effect.Effect<Tool.Tool<typeof Input.Type>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(
+  function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    return Tool.make({
+      name: "Edit",
+      description,
+      input: Input,
+      isReadOnly: false,
+      call: (input, context) =>
+        Effect.gen(function*() {
+          const file = path.resolve(context.cwd, input.file_path)
+          if (input.old_string === input.new_string) {
+            return yield* Tool.fail("No changes to make: old_string and new_string are exactly the same.")
+          }
+          const info = yield* FileWrites.statIfExists(fs, file)
+          if (info === undefined) {
+            if (input.old_string !== "") {
+              return yield* Tool.fail(`File does not exist: ${file}. To create it, use an empty old_string (or Write).`)
+            }
+            yield* FileWrites.writeAtomically(fs, path, file, input.new_string)
+            return `File created successfully at: ${file}`
+          }
+          yield* FileWrites.requireFreshRead(file, info)
+          const text = yield* fs.readFileString(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
+          if (input.old_string === "") {
+            return yield* Tool.fail(`${file} already exists; an empty old_string only creates new files.`)
+          }
+          const found = count(text, input.old_string)
+          if (found === 0) return yield* Tool.fail(`String to replace not found in ${file}. old_string must match exactly, including whitespace.`)
+          if (found > 1 && input.replace_all !== true) {
+            return yield* Tool.fail(
+              `Found ${found} matches of old_string in ${file}, but replace_all is false. ` +
+                "Set replace_all to replace every one, or give more context so that old_string matches exactly once."
+            )
+          }
+          const updated = input.replace_all === true
+            ? text.split(input.old_string).join(input.new_string)
+            : text.replace(input.old_string, () => input.new_string)
+          yield* FileWrites.writeAtomically(fs, path, file, updated)
+          return `The file ${file} has been updated${found > 1 ? ` (${found} replacements)` : ""}.`
+        })
+    })
+  }
+)

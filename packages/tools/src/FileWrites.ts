@@ -1,0 +1,57 @@
+/**
+ * What Write and Edit share: the check that a file about to change was read in this session and has
+ * not changed since (its mtime), and the atomic write (a temporary file in the same folder, then a
+ * rename, parent folders created) that records the new mtime.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import { FileState, Tool } from "@keel/core"
+import * as Effect from "effect/Effect"
+
+const mtimeOf = (info: FileSystem.File.Info) => (info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
+
+/** The file's info, or `undefined` when it does not exist. @category Reading */
+export const statIfExists = (fs: FileSystem.FileSystem, file: string) =>
+  fs.stat(file).pipe(
+    Effect.map((info): FileSystem.File.Info | undefined => info),
+    Effect.catchAll((e) =>
+      e._tag === "SystemError" && e.reason === "NotFound" ? Effect.succeed(undefined) : Tool.fail(`Cannot access ${file}: ${e.message}`)
+    )
+  )
+
+/**
+ * Fails (with a message the model can act on) unless `file`, which exists, was read in this
+ * session and is unchanged since.
+ *
+ * @category Checks
+ */
+export const requireFreshRead = (file: string, info: FileSystem.File.Info) =>
+  Effect.gen(function*() {
+    if (info.type === "Directory") return yield* Tool.fail(`${file} is a directory, not a file.`)
+    const seen = yield* FileState.lastSeen(file)
+    if (seen === undefined) {
+      return yield* Tool.fail(`File has not been read yet: ${file}. Read it first before writing to it.`)
+    }
+    if (seen !== mtimeOf(info)) {
+      return yield* Tool.fail(
+        `File has been modified since read, either by the user or by another program: ${file}. Read it again before writing to it.`
+      )
+    }
+  })
+
+/** Writes `content` to `file` atomically, creating parent folders, and records the new mtime. @category Writing */
+export const writeAtomically = (fs: FileSystem.FileSystem, path: Path.Path, file: string, content: string) =>
+  Effect.gen(function*() {
+    const dir = path.dirname(file)
+    const temp = path.join(dir, `.${path.basename(file)}.keel-${process.pid}-${Date.now().toString(36)}.tmp`)
+    yield* fs.makeDirectory(dir, { recursive: true }).pipe(
+      Effect.zipRight(fs.writeFileString(temp, content)),
+      Effect.zipRight(fs.rename(temp, file)),
+      Effect.tapError(() => Effect.ignore(fs.remove(temp))),
+      Effect.catchAll((e) => Tool.fail(`Cannot write ${file}: ${e.message}`))
+    )
+    const info = yield* fs.stat(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot access ${file}: ${e.message}`)))
+    yield* FileState.record(file, mtimeOf(info))
+  })

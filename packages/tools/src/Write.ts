@@ -1,0 +1,47 @@
+/**
+ * `Write` (`file_path`, `content`): writes a file, creating its folders. Overwriting an existing
+ * file requires having read it in this session, unchanged since; the write is atomic.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import { Tool } from "@keel/core"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as FileWrites from "./FileWrites.js"
+
+/** The input, as the model sends it. @category Schemas */
+export const Input = Schema.Struct({
+  file_path: Schema.String.annotations({ description: "The absolute path to the file to write (must be absolute, not relative)" }),
+  content: Schema.String.annotations({ description: "The content to write to the file" })
+})
+
+const description = [
+  "Writes a file to the local filesystem, creating folders as needed.",
+  "- This tool overwrites the existing file if there is one at the path.",
+  "- If the file exists, you must Read it first; the write fails if it changed since.",
+  "- Prefer Edit for changes to existing files."
+].join("\n")
+
+/** The Write tool over the platform's file system. @category Constructors */
+export const make: Effect.Effect<Tool.Tool<typeof Input.Type>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(
+  function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    return Tool.make({
+      name: "Write",
+      description,
+      input: Input,
+      isReadOnly: false,
+      call: (input, context) =>
+        Effect.gen(function*() {
+          const file = path.resolve(context.cwd, input.file_path)
+          const info = yield* FileWrites.statIfExists(fs, file)
+          if (info !== undefined) yield* FileWrites.requireFreshRead(file, info)
+          yield* FileWrites.writeAtomically(fs, path, file, input.content)
+          return info === undefined ? `File created successfully at: ${file}` : `The file ${file} has been updated.`
+        })
+    })
+  }
+)
