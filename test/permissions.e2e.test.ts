@@ -114,3 +114,28 @@ describe("keel edits files", () => {
     assert.strictEqual(fs.readFileSync(path.join(dir, "README.md"), "utf8"), "# Demo project\n\nIt counts goats.\nThree lines.\n")
   })
 })
+
+describe("keel runs shell commands under the rules", () => {
+  it("a Bash call no rule allows is denied and listed; one an allow rule covers runs; a smuggled one is denied", async () => {
+    const dir = workdir()
+    const script: ReadonlyArray<FakeAnthropic.ScriptItem> = [
+      FakeAnthropic.toolUseReply([
+        { name: "Bash", input: { command: "echo hello from bash" }, id: "toolu_echo" },
+        { name: "Bash", input: { command: "echo ok; touch smuggled.txt" }, id: "toolu_smuggle" },
+        { name: "Bash", input: { command: "rm -rf build" }, id: "toolu_rm" }
+      ]),
+      FakeAnthropic.textReply("done")
+    ]
+    const t = await keel(dir, script, ["--allowedTools", "Bash(echo:*)"])
+    assert.strictEqual(t.code, 0)
+    assert.deepStrictEqual(t.messages.at(-1).permission_denials.map((d: any) => d.tool_use_id), ["toolu_smuggle", "toolu_rm"])
+    const results = t.server.requests[1]!.body.messages.at(-1).content
+    assert.deepStrictEqual(results.map((r: any) => [r.tool_use_id, r.is_error === true]), [
+      ["toolu_echo", false],
+      ["toolu_smuggle", true],
+      ["toolu_rm", true]
+    ])
+    assert.strictEqual(results[0].content, "hello from bash")
+    assert.isFalse(fs.existsSync(path.join(dir, "smuggled.txt")))
+  })
+})

@@ -3,21 +3,27 @@
  *
  * @since 0.1.0
  */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import { ToolRegistry } from "@keel/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as Bash from "./Bash.js"
 import * as Edit from "./Edit.js"
 import * as Read from "./Read.js"
 import * as Write from "./Write.js"
 
 /** Every built-in tool. @category Constructors */
-export const all: Effect.Effect<ReadonlyArray<import("@keel/core").Tool.Any>, never, FileSystem.FileSystem | Path.Path> =
-  Effect.all([Read.make, Write.make, Edit.make])
+export const all: Effect.Effect<
+  ReadonlyArray<import("@keel/core").Tool.Any>,
+  never,
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+> =
+  Effect.all([Read.make, Write.make, Edit.make, Bash.make])
 
 /** Names of the built-in tools. @category Constants */
-export const names: ReadonlyArray<string> = ["Read", "Write", "Edit"]
+export const names: ReadonlyArray<string> = ["Read", "Write", "Edit", "Bash"]
 
 /**
  * A registry of the built-in tools, or of those named in `only` (in the order given). An unknown
@@ -27,5 +33,5 @@ export const names: ReadonlyArray<string> = ["Read", "Write", "Edit"]
  */
 export const layer = (
   only?: ReadonlyArray<string>
-): Layer.Layer<ToolRegistry.ToolRegistry, never, FileSystem.FileSystem | Path.Path> =>
+): Layer.Layer<ToolRegistry.ToolRegistry, never, CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path> =>
   ToolRegistry.layerEffect(Effect.map(all, (tools) => only === undefined ? tools : tools.filter((t) => only.includes(t.name))))

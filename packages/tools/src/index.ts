@@ -14,3 +14,5 @@ export * as Write from "./Write.js"
 export * as Edit from "./Edit.js"
 /** What Write and Edit share: the read-before-write check and atomic writes. */
 export * as FileWrites from "./FileWrites.js"
+/** The Bash tool. */
+export * as Bash from "./Bash.js"

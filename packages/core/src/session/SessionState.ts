@@ -40,6 +40,8 @@ export interface Service {
   readonly permissionDenials: Ref.Ref<ReadonlyArray<PermissionDenial>>
   /** Files read (or written) in this session: absolute path → the file's mtime (ms) at that moment. */
   readonly fileState: Ref.Ref<ReadonlyMap<string, number>>
+  /** The shell's working directory after the last Bash call (it carries over between calls). */
+  readonly shellCwd: Ref.Ref<string | undefined>
 }
 
 /** @category Context */
@@ -55,7 +57,8 @@ export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): 
       turnCount: yield* Ref.make(0),
       apiDurationMs: yield* Ref.make(0),
       permissionDenials: yield* Ref.make<ReadonlyArray<PermissionDenial>>([]),
-      fileState: yield* Ref.make<ReadonlyMap<string, number>>(new Map())
+      fileState: yield* Ref.make<ReadonlyMap<string, number>>(new Map()),
+      shellCwd: yield* Ref.make<string | undefined>(undefined)
     })
   })
 

@@ -1,0 +1,121 @@
+/**
+ * `Bash` (`command`, `timeout`, `description`): runs a command in a real shell through
+ * `@effect/platform`'s `Command`, in its own process group. The working directory carries over
+ * between calls of a session (a `cd` sticks). Output (stdout, then stderr) is capped at 30,000
+ * characters with the middle cut and a note; a non-zero exit is an error result that reports the
+ * code. The timeout is 120 s by default and 600 s at most, under `Clock`; on timeout or interruption
+ * the whole process group is killed (SIGTERM, then SIGKILL after a grace period).
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/platform/Command"
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import { SessionState, Tool } from "@keel/core"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as os from "node:os"
+
+/** Claude Code's limits. @category Constants */
+export const DEFAULT_TIMEOUT_MS = 120_000
+/** @category Constants */
+export const MAX_TIMEOUT_MS = 600_000
+/** @category Constants */
+export const MAX_OUTPUT_CHARS = 30_000
+/** Time between SIGTERM and SIGKILL. @category Constants */
+export const KILL_GRACE = Duration.seconds(2)
+
+/** The input, as the model sends it. @category Schemas */
+export const Input = Schema.Struct({
+  command: Schema.String.annotations({ description: "The command to execute" }),
+  timeout: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, MAX_TIMEOUT_MS)).annotations({ description: `Optional timeout in milliseconds (max ${MAX_TIMEOUT_MS})` })
+  ),
+  description: Schema.optional(Schema.String).annotations({ description: "A short description of what this command does" })
+})
+
+const description = [
+  "Executes a bash command and returns its output.",
+  "- The working directory persists between commands: a cd carries over.",
+  `- The timeout is ${DEFAULT_TIMEOUT_MS / 1000} s unless given (at most ${MAX_TIMEOUT_MS / 1000} s); on timeout the command and its children are killed.`,
+  `- Output longer than ${MAX_OUTPUT_CHARS} characters is cut in the middle.`,
+  "- Prefer Read, Edit and Write for files."
+].join("\n")
+
+/** `text` cut to `max` characters, keeping its start and end. @category Formatting */
+export const capMiddle = (text: string, max = MAX_OUTPUT_CHARS): string => {
+  if (text.length <= max) return text
+  const half = Math.floor(max / 2)
+  return `${text.slice(0, half)}\n\n[... ${text.length - 2 * half} characters cut from the middle of the output ...]\n\n${
+    text.slice(-half)
+  }`
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+
+/** The Bash tool over the platform's command executor and file system. @category Constructors */
+export const make: Effect.Effect<
+  Tool.Tool<typeof Input.Type>,
+  never,
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+> = Effect.gen(function*() {
+  const context = yield* Effect.context<CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path>()
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  return Tool.make({
+    name: "Bash",
+    description,
+    input: Input,
+    isReadOnly: false,
+    isConcurrencySafe: false,
+    call: (input, toolContext) =>
+      Effect.scoped(Effect.gen(function*() {
+        const state = yield* Effect.serviceOption(SessionState.SessionState)
+        const carried = Option.isSome(state) ? yield* Ref.get(state.value.shellCwd) : undefined
+        const cwd = carried ?? toolContext.cwd
+        const cwdFile = path.join(os.tmpdir(), `keel-cwd-${process.pid}-${toolContext.toolUseId.replace(/\W/g, "_")}`)
+        const script = `${input.command}\n__keel_exit=$?\npwd -P > ${quote(cwdFile)} 2>/dev/null\nexit $__keel_exit`
+        const proc = yield* Command.start(Command.make("bash", "-c", script).pipe(Command.workingDirectory(cwd))).pipe(
+          Effect.catchAll((e) => Tool.fail(`Could not start bash in ${cwd}: ${e.message}`))
+        )
+        const out: Array<string> = []
+        const err: Array<string> = []
+        const collect = (stream: Stream.Stream<Uint8Array, unknown>, into: Array<string>) =>
+          Effect.fork(Stream.runForEach(Stream.decodeText(stream), (s) => Effect.sync(() => into.push(s))).pipe(Effect.ignore))
+        const readers = [yield* collect(proc.stdout, out), yield* collect(proc.stderr, err)]
+        const timeoutMs = input.timeout ?? DEFAULT_TIMEOUT_MS
+        const exit = yield* Effect.timeoutOption(proc.exitCode.pipe(Effect.either), Duration.millis(timeoutMs))
+        if (Option.isNone(exit)) {
+          yield* proc.kill("SIGTERM").pipe(
+            Effect.timeout(KILL_GRACE),
+            Effect.catchAll(() => Effect.ignore(proc.kill("SIGKILL")))
+          )
+        }
+        yield* Fiber.joinAll(readers).pipe(Effect.timeout(KILL_GRACE), Effect.ignore)
+        const newCwd = yield* fs.readFileString(cwdFile).pipe(Effect.option)
+        yield* Effect.ignore(fs.remove(cwdFile))
+        if (Option.isSome(state) && Option.isSome(newCwd) && newCwd.value.trim() !== "") {
+          yield* Ref.set(state.value.shellCwd, newCwd.value.trim())
+        }
+        const stdout = out.join("").replace(/\n+$/, "")
+        const stderr = err.join("").replace(/\n+$/, "")
+        const output = capMiddle([stdout, stderr].filter((s) => s.length > 0).join("\n"))
+        if (Option.isNone(exit)) {
+          return yield* Tool.fail(
+            `Command timed out after ${timeoutMs / 1000} s and was killed with its children.${output ? `\n${output}` : ""}`
+          )
+        }
+        const code = exit.value._tag === "Right" ? Number(exit.value.right) : undefined
+        if (code !== 0) {
+          return yield* Tool.fail(`${code === undefined ? "Killed by a signal" : `Exit code ${code}`}${output ? `\n${output}` : ""}`)
+        }
+        return output
+      })).pipe(Effect.provide(context))
+  })
+})
