@@ -4,26 +4,19 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionState, type Tool } from "@keel/core"
+import { SessionState } from "@keel/core"
 import { Bash } from "@keel/tools"
-import { Effect, Either, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { err, ok } from "./support/Outcome.js"
 
 const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "keel-bash-")))
 
 const bash = (input: typeof Bash.Input.Type, cwd: string, toolUseId = "t1") =>
   Effect.flatMap(Bash.make, (tool) => tool.call(input, { toolUseId, cwd })).pipe(Effect.either)
 
-const ok = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
-  if (Either.isLeft(e)) assert.fail(`expected output, got error: ${e.left.message}`)
-  return e.right as string
-}
-const err = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
-  if (Either.isRight(e)) assert.fail(`expected an error, got: ${String(e.right)}`)
-  return e.left.message
-}
 
 const session = Layer.merge(NodeContext.layer, Layer.effect(SessionState.SessionState, SessionState.make("s")))
 

@@ -6,10 +6,11 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, Tool } from "@keel/core"
 import { Edit, Read, Write } from "@keel/tools"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { err, ok } from "./support/Outcome.js"
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "keel-writes-"))
 
@@ -17,14 +18,6 @@ const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "keel-writes-"))
 const call = <I>(make: Effect.Effect<Tool.Tool<I>, never, any>, input: I, cwd: string) =>
   Effect.flatMap(make, (tool) => tool.call(input, { toolUseId: "t", cwd })).pipe(Effect.either)
 
-const ok = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
-  if (Either.isLeft(e)) assert.fail(`expected output, got error: ${e.left.message}`)
-  return e.right as string
-}
-const err = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
-  if (Either.isRight(e)) assert.fail(`expected an error, got: ${String(e.right)}`)
-  return e.left.message
-}
 
 /** A fresh session state and the platform, per test. */
 const session = Layer.merge(NodeContext.layer, Layer.effect(SessionState.SessionState, SessionState.make("s")))

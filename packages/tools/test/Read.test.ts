@@ -2,10 +2,11 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Tool } from "@keel/core"
 import { Read } from "@keel/tools"
-import { Effect, Either } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { err, ok } from "./support/Outcome.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-read-"))
 const write = (name: string, content: string | Uint8Array) => {
@@ -20,14 +21,6 @@ const read = (input: { file_path: string; offset?: number; limit?: number }) =>
     Effect.provide(NodeContext.layer)
   )
 
-const ok = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
-  if (Either.isLeft(e)) assert.fail(`expected output, got error: ${e.left.message}`)
-  return e.right as string
-}
-const err = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
-  if (Either.isRight(e)) assert.fail(`expected an error, got: ${String(e.right)}`)
-  return e.left.message
-}
 
 describe("Read", () => {
   it.effect("numbers lines cat -n style", () =>
