@@ -11,6 +11,8 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Bash from "./Bash.js"
 import * as Edit from "./Edit.js"
+import * as Glob from "./Glob.js"
+import * as Grep from "./Grep.js"
 import * as Read from "./Read.js"
 import * as Write from "./Write.js"
 
@@ -20,10 +22,10 @@ export const all: Effect.Effect<
   never,
   CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
 > =
-  Effect.all([Read.make, Write.make, Edit.make, Bash.make])
+  Effect.map(Effect.all([Read.make, Write.make, Edit.make, Bash.make]), (tools) => [...tools, Glob.tool, Grep.tool])
 
 /** Names of the built-in tools. @category Constants */
-export const names: ReadonlyArray<string> = ["Read", "Write", "Edit", "Bash"]
+export const names: ReadonlyArray<string> = ["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
 
 /**
  * A registry of the built-in tools, or of those named in `only` (in the order given). An unknown

@@ -16,3 +16,9 @@ export * as Edit from "./Edit.js"
 export * as FileWrites from "./FileWrites.js"
 /** The Bash tool. */
 export * as Bash from "./Bash.js"
+/** The Glob tool. */
+export * as Glob from "./Glob.js"
+/** The Grep tool. */
+export * as Grep from "./Grep.js"
+/** Walking the working tree as the search tools do. */
+export * as Workspace from "./Workspace.js"

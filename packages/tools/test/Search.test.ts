@@ -1,0 +1,76 @@
+/**
+ * Glob and Grep on a real temporary tree with a `.gitignore`.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Glob, Grep } from "@keel/tools"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { err, ok } from "./support/Outcome.js"
+
+/** A project: src/a.ts (oldest), src/b.ts, docs/guide.md (newest), an ignored build/ and .env. */
+const project = () => {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "keel-search-")))
+  const write = (rel: string, text: string, ageS: number) => {
+    const file = path.join(dir, rel)
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, text)
+    const t = new Date(Date.now() - ageS * 1000)
+    fs.utimesSync(file, t, t)
+  }
+  write(".gitignore", "build/\n*.log\n", 100)
+  write("src/a.ts", "export const alpha = 1\n// TODO: beta\nconst gamma = alpha + 1\n", 30)
+  write("src/b.ts", "import { alpha } from './a'\nexport const delta = alpha\n", 20)
+  write("docs/guide.md", "# Guide\nUse alpha wisely.\n", 10)
+  write("build/out.js", "const alpha = 'generated'\n", 5)
+  write("debug.log", "alpha in a log\n", 5)
+  return dir
+}
+
+const call = <I>(tool: { call: (i: I, c: { toolUseId: string; cwd: string }) => Effect.Effect<unknown, any> }, input: I, cwd: string) =>
+  Effect.either(tool.call(input, { toolUseId: "t", cwd }) as Effect.Effect<string, any>)
+
+describe("Glob", () => {
+  it.effect("matches a pattern, newest first, skipping what .gitignore ignores", () =>
+    Effect.gen(function*() {
+      const dir = project()
+      assert.strictEqual(ok(yield* call(Glob.tool, { pattern: "**/*.ts" }, dir)), [path.join(dir, "src/b.ts"), path.join(dir, "src/a.ts")].join("\n"))
+      const all = ok(yield* call(Glob.tool, { pattern: "**/*" }, dir)).split("\n")
+      assert.notInclude(all, path.join(dir, "build/out.js"))
+      assert.notInclude(all, path.join(dir, "debug.log"))
+      assert.strictEqual(all[0], path.join(dir, "docs/guide.md"))
+      assert.strictEqual(ok(yield* call(Glob.tool, { pattern: "*.py" }, dir)), "No files found")
+      assert.include(err(yield* call(Glob.tool, { pattern: "*", path: "missing" }, dir)), "Path does not exist")
+    }))
+})
+
+describe("Grep", () => {
+  it.effect("files_with_matches by default, newest first; content with line numbers and context; count", () =>
+    Effect.gen(function*() {
+      const dir = project()
+      assert.strictEqual(ok(yield* call(Grep.tool, { pattern: "alpha" }, dir)), "docs/guide.md\nsrc/b.ts\nsrc/a.ts")
+      assert.strictEqual(
+        ok(yield* call(Grep.tool, { pattern: "TODO", output_mode: "content", "-C": 1 }, dir)),
+        "src/a.ts-1-export const alpha = 1\nsrc/a.ts:2:// TODO: beta\nsrc/a.ts-3-const gamma = alpha + 1"
+      )
+      assert.strictEqual(ok(yield* call(Grep.tool, { pattern: "alpha", output_mode: "count", type: "ts" }, dir)), "src/b.ts:2\nsrc/a.ts:2")
+      assert.strictEqual(ok(yield* call(Grep.tool, { pattern: "GUIDE", "-i": true, glob: "*.md" }, dir)), "docs/guide.md")
+      assert.strictEqual(ok(yield* call(Grep.tool, { pattern: "generated" }, dir)), "No files found")
+    }))
+
+  it.effect("multiline patterns, paging with head_limit and offset, and clear errors", () =>
+    Effect.gen(function*() {
+      const dir = project()
+      assert.strictEqual(
+        ok(yield* call(Grep.tool, { pattern: "alpha = 1\\n//", multiline: true, output_mode: "content" }, dir)),
+        "src/a.ts:1:export const alpha = 1\nsrc/a.ts:2:// TODO: beta"
+      )
+      assert.strictEqual(
+        ok(yield* call(Grep.tool, { pattern: "alpha", head_limit: 1, offset: 1 }, dir)),
+        "src/b.ts\n(1 more results: use offset 2 to see them.)"
+      )
+      assert.include(err(yield* call(Grep.tool, { pattern: "(" }, dir)), "Invalid regular expression")
+      assert.include(err(yield* call(Grep.tool, { pattern: "a", type: "cobol" }, dir)), "Unknown type")
+    }))
+})
