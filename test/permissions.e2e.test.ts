@@ -83,6 +83,17 @@ describe("keel permissions", () => {
     assert.include(rule.stderr, "not a permission rule: \"Bash(npm\"")
   })
 
+  it("--tools offers only the tools named; a call to another gets an error naming the available ones", async () => {
+    const dir = workdir()
+    const t = await keel(dir, [
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "ls" }, id: "toolu_bash" }]),
+      FakeAnthropic.textReply("done")
+    ], ["--tools", "Read,Grep"])
+    assert.deepStrictEqual(t.messages[0].tools, ["Read", "Grep"])
+    assert.deepStrictEqual(t.server.requests[0]!.body.tools.map((tool: any) => tool.name), ["Read", "Grep"])
+    assert.include(toolResultOf(t.server.requests[1]!).content, "No such tool available: Bash. The available tools are: Read, Grep.")
+  })
+
   it("--dangerously-skip-permissions with another --permission-mode is a usage error", async () => {
     const dir = workdir()
     const r = await keel(dir, [], ["--dangerously-skip-permissions", "--permission-mode", "plan"])

@@ -7,6 +7,9 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander"
 
+/** The built-in tools `--tools` may name (kept here so parsing does not load the tools). @category Constants */
+export const builtinToolNames: ReadonlyArray<string> = ["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
+
 /** Output formats of headless mode. @category Models */
 export type OutputFormat = "text" | "json" | "stream-json"
 
@@ -27,6 +30,8 @@ export interface Flags {
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
   readonly permissionMode: PermissionMode | undefined
+  /** The built-in tools to offer (`--tools`); all when undefined. */
+  readonly tools: ReadonlyArray<string> | undefined
 }
 
 /** Permission modes (Claude Code's). @category Models */
@@ -97,6 +102,7 @@ export const program = (version: string): Command =>
         "dontAsk"
       ])
     )
+    .option("--tools <names>", "the built-in tools to offer, comma-separated (\"\" for none; default: all)")
     .option("--dangerously-skip-permissions", "allow every tool call that no deny rule denies (bypassPermissions)", false)
     .option(
       "--fallback-model <models>",
@@ -144,6 +150,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     disallowedTools?: Array<string>
     permissionMode?: PermissionMode
     dangerouslySkipPermissions: boolean
+    tools?: string
   }>()
   const usage = (message: string): Parsed => ({
     _tag: "Exit",
@@ -166,6 +173,11 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   if (o.dangerouslySkipPermissions && o.permissionMode !== undefined && o.permissionMode !== "bypassPermissions") {
     return usage(`--dangerously-skip-permissions and --permission-mode ${o.permissionMode} contradict each other; use one.`)
   }
+  const tools = o.tools === undefined ? undefined : splitRules([o.tools])
+  const unknownTools = (tools ?? []).filter((t) => !builtinToolNames.includes(t))
+  if (unknownTools.length > 0) {
+    return usage(`--tools names no built-in tool ${unknownTools.join(", ")}; the tools are ${builtinToolNames.join(", ")}.`)
+  }
   if (o.includePartialMessages && o.outputFormat !== "stream-json") {
     return usage("--include-partial-messages only works with --output-format stream-json.")
   }
@@ -184,7 +196,8 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       fallbackModels,
       allowedTools: splitRules(o.allowedTools ?? []),
       disallowedTools: splitRules(o.disallowedTools ?? []),
-      permissionMode: o.dangerouslySkipPermissions ? "bypassPermissions" : o.permissionMode
+      permissionMode: o.dangerouslySkipPermissions ? "bypassPermissions" : o.permissionMode,
+      tools
     }
   }
 }

@@ -56,7 +56,9 @@ export const modelLayer = (
  *
  * @category Layers
  */
-export const layer = (flags: Pick<Flags, "fallbackModels" | "allowedTools" | "disallowedTools" | "permissionMode">): Layer.Layer<
+export const layer = (
+  flags: Pick<Flags, "fallbackModels" | "allowedTools" | "disallowedTools" | "permissionMode" | "tools">
+): Layer.Layer<
   | ModelClient.ModelClient
   | Pipeline.Pipeline
   | Compactor.Compactor
@@ -76,9 +78,9 @@ export const layer = (flags: Pick<Flags, "fallbackModels" | "allowedTools" | "di
   return Layer.mergeAll(
     model,
     ContextManagement.layerConfig.pipe(Layer.provide(model)),
-    ToolRuntime.layer()
+    ToolRuntime.layerConfig
   ).pipe(
-    Layer.provideMerge(BuiltinTools.layer()),
+    Layer.provideMerge(BuiltinTools.layer(flags.tools)),
     Layer.provideMerge(permissions),
     Layer.provide(NodeContext.layer)
   )

@@ -3,6 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Flags } from "@keel/cli"
+import { BuiltinTools } from "@keel/tools"
 
 const run = (argv: ReadonlyArray<string>) => {
   const parsed = Flags.parse(argv, "0.0.0")
@@ -36,5 +37,16 @@ describe("Flags", () => {
       assert.strictEqual(parsed.code, 2)
       assert.include(parsed.stderr, "acceptEdits")
     }
+  })
+
+  it("--tools picks built-in tools by name; an unknown name is a usage error listing the tools", () => {
+    assert.deepStrictEqual(run(["-p", "x", "--tools", "Read,Grep"]).tools, ["Read", "Grep"])
+    assert.deepStrictEqual(run(["-p", "x", "--tools", ""]).tools, [])
+    assert.strictEqual(run(["-p", "x"]).tools, undefined)
+    const parsed = Flags.parse(["-p", "x", "--tools", "Read,Teleport"], "0.0.0")
+    assert.strictEqual(parsed._tag === "Exit" && parsed.code, 2)
+    assert.include(parsed._tag === "Exit" ? parsed.stderr : "", "--tools names no built-in tool Teleport")
+    // The names the parser knows are the tools that exist.
+    assert.deepStrictEqual(Flags.builtinToolNames, BuiltinTools.names)
   })
 })

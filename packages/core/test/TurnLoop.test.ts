@@ -156,7 +156,10 @@ describe("TurnLoop", () => {
       assert.strictEqual(complete(events).reason, "completed")
       const results = toolResultsOf((yield* Ref.get(state.messages))[2])
       assert.deepStrictEqual(results.map((r) => r.is_error), [true, true, true, true])
-      assert.strictEqual(results[0]!.content, "<tool_use_error>Error: No such tool available: Nope</tool_use_error>")
+      assert.strictEqual(
+        results[0]!.content,
+        "<tool_use_error>Error: No such tool available: Nope. The available tools are: Echo, Write, Fails, Crashes.</tool_use_error>"
+      )
       assert.include(results[1]!.content as string, "InputValidationError: Echo failed")
       assert.include(results[1]!.content as string, "[\"text\"]")
       assert.include(results[1]!.content as string, "Expected string, actual 42")

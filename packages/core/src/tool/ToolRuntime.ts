@@ -9,6 +9,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -40,9 +41,15 @@ export class ToolRuntime extends Context.Tag("@keel/core/ToolRuntime")<ToolRunti
 
 /** Options of the runtime. @category Models */
 export interface Options {
-  /** Most concurrency-safe calls in flight at once (default 10, as Claude Code). */
+  /** Most concurrency-safe calls in flight at once (default 10, as Claude Code; `KEEL_MAX_TOOL_USE_CONCURRENCY`). */
   readonly maxConcurrency?: number
 }
+
+/** `KEEL_MAX_TOOL_USE_CONCURRENCY` (default 10, 1 to 100). @category Configuration */
+export const maxConcurrencyConfig: Config.Config<number> = Config.integer("KEEL_MAX_TOOL_USE_CONCURRENCY").pipe(
+  Config.validate({ message: "must be a whole number from 1 to 100", validation: (n) => n >= 1 && n <= 100 }),
+  Config.withDefault(10)
+)
 
 /** An `is_error` result, wrapped as Claude Code wraps them so models read it as a tool error. @category Constructors */
 export const errorResult = (toolUseId: string, message: string): ToolResultBlock =>
@@ -92,7 +99,16 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}, perm
   const plan = (call: ToolCall): Planned => {
     const tool = registry.get(call.block.name)
     if (tool === undefined) {
-      return { call, tool, input: { ok: false, message: `Error: No such tool available: ${call.block.name}` }, safe: true }
+      const available = registry.tools.map((t) => t.name).join(", ")
+      return {
+        call,
+        tool,
+        input: {
+          ok: false,
+          message: `Error: No such tool available: ${call.block.name}. The available tools are: ${available || "none"}.`
+        },
+        safe: true
+      }
     }
     if (call.malformedInput !== undefined) {
       return {
@@ -214,3 +230,7 @@ export const layer = (options: Options = {}): Layer.Layer<ToolRuntime, never, To
       return make(registry, options, Option.getOrUndefined(permissions))
     })
   )
+
+/** The runtime layer with its concurrency from `KEEL_MAX_TOOL_USE_CONCURRENCY`. @category Layers */
+export const layerConfig: Layer.Layer<ToolRuntime, import("effect/ConfigError").ConfigError, ToolRegistry> = Layer
+  .unwrapEffect(Effect.map(maxConcurrencyConfig, (maxConcurrency) => layer({ maxConcurrency })))
