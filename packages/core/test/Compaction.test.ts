@@ -93,6 +93,18 @@ describe("TokenEstimate", () => {
     assert.strictEqual(TokenEstimate.ofMessage(Message.user([image])), 2_000)
   })
 
+  it.effect("the window is the model's own unless set: 200K, or 1M for a [1m] model", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(TokenEstimate.windowFor("claude-sonnet-4-6"), 200_000)
+      assert.strictEqual(TokenEstimate.windowFor("claude-sonnet-4-6[1m]"), 1_000_000)
+      const auto = yield* Autocompact.make()
+      // 200,000 − min(32,000, 20,000) − 13,000 = 167,000 for a 200K model.
+      const history = [Message.user("a"), answered("b", 166_995), Message.user("x")]
+      const ctx = { iteration: 1, sessionId: "w", maxTokens: 32_000 }
+      assert.strictEqual(auto.stage.announce?.(history, { ...ctx, model: "claude-sonnet-4-6" }), "compacting")
+      assert.strictEqual(auto.stage.announce?.(history, { ...ctx, model: "claude-sonnet-4-6[1m]" }), undefined)
+    }).pipe(Effect.provide(Layer.merge(TestModel.layer([]), NodeContext.layer))))
+
   it("counts tool calls and results, cached per message", () => {
     const call = TestModel.message([TestModel.toolUse("Read", { file_path: "/a" }, "t1")])
     const result = Message.user([new Message.ToolResultBlock({ tool_use_id: "t1", content: "y".repeat(4_000) })])

@@ -44,7 +44,7 @@ import * as TokenEstimate from "./TokenEstimate.js"
 
 /** Options; every number defaults to Claude Code's. @category Models */
 export interface Options {
-  /** The context window in tokens (200,000). */
+  /** The context window in tokens (default: the model's, see `TokenEstimate.windowFor`). */
   readonly window?: number | undefined
   /** Tokens kept free below the window besides the output reserve (13,000). */
   readonly bufferTokens?: number | undefined
@@ -158,7 +158,7 @@ export const make = (
   Effect.gen(function*() {
     const client = yield* ModelClient
     const fs = yield* FileSystem.FileSystem
-    const window = options.window ?? TokenEstimate.DEFAULT_CONTEXT_WINDOW
+    const windowOf = (context: StageContext) => options.window ?? TokenEstimate.windowFor(context.model)
     const readTool = options.readTool ?? { name: "Read", pathField: "file_path" }
     const maxFailures = options.maxFailures ?? 3
     const refillCalls = options.refillCalls ?? 3
@@ -256,7 +256,7 @@ export const make = (
         // (a long tool loop) is summarised whole and resumed from the summary.
         const starts = turnStarts(messages)
         let first = Math.min(starts.length, Math.max(1, starts.length - request.keepTurns))
-        const tailBudget = window / 4
+        const tailBudget = windowOf(context) / 4
         while (first < starts.length && TokenEstimate.ofMessages(messages.slice(starts[first]!)) > tailBudget) first++
         const tailStart = first < starts.length ? starts[first]! : messages.length
         const head = messages.slice(0, tailStart)
@@ -318,7 +318,7 @@ export const make = (
       })
 
     const over = (messages: ReadonlyArray<Message>, context: StageContext) =>
-      TokenEstimate.ofRequest(messages) >= threshold(window, context.maxTokens, options)
+      TokenEstimate.ofRequest(messages) >= threshold(windowOf(context), context.maxTokens, options)
 
     const stage: Stage = {
       name: "autocompact",
@@ -379,7 +379,7 @@ export const layer = (
   Layer.unwrapEffect(Effect.map(make(options), (auto) =>
     Layer.merge(PipelineModule.layer([...before, auto.stage]), Layer.succeed(Compactor, auto.compactor))))
 
-/** {@link layer} with the window from `KEEL_AUTO_COMPACT_WINDOW` (default 200,000). @category Layers */
+/** {@link layer} with the window from `KEEL_AUTO_COMPACT_WINDOW` (default: each model's). @category Layers */
 export const layerConfig = (
   options: Omit<Options, "window"> = {},
   before: ReadonlyArray<Stage> = []

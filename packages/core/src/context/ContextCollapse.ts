@@ -16,7 +16,8 @@ import * as TokenEstimate from "./TokenEstimate.js"
 
 /** Options; numbers default to Claude Code's. @category Models */
 export interface Options {
-  readonly window: number
+  /** The context window, or a function of the model. */
+  readonly window: number | ((model: string) => number)
   /** Collapse above this fraction of the window (0.6). */
   readonly ratio?: number | undefined
   /** Turns kept verbatim (5). */
@@ -96,12 +97,13 @@ export const collapse = (
 /** The stage. @category Constructors */
 export const make = (options: Options): Stage => {
   const settings = { verbatimTurns: options.verbatimTurns ?? 5, summarizedTurns: options.summarizedTurns ?? 20 }
-  const trigger = options.window * (options.ratio ?? 0.6)
+  const ratio = options.ratio ?? 0.6
   return {
     name: "context-collapse",
-    run: (messages) =>
+    run: (messages, context) =>
       Effect.sync(() => {
-        if (TokenEstimate.ofRequest(messages) < trigger) return { messages }
+        const window = typeof options.window === "number" ? options.window : options.window(context.model)
+        if (TokenEstimate.ofRequest(messages) < window * ratio) return { messages }
         const result = collapse(messages, settings)
         return result.folded === 0
           ? { messages }

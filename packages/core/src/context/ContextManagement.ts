@@ -26,7 +26,7 @@ import * as ToolResultBudget from "./ToolResultBudget.js"
 
 /** Options of the whole pipeline. @category Models */
 export interface Options {
-  /** The context window (200,000). */
+  /** The context window for every model (default: each model's, see `TokenEstimate.windowFor`). */
   readonly window?: number | undefined
   /** Where large tool results are saved: `<directory>/<sessionId>/tool-results/`. */
   readonly directory: string
@@ -40,12 +40,12 @@ export const layer = (
   options: Options
 ): Layer.Layer<Pipeline.Pipeline | Compactor, never, ModelClient | FileSystem.FileSystem | Path.Path> =>
   Layer.unwrapEffect(Effect.gen(function*() {
-    const window = options.window ?? TokenEstimate.DEFAULT_CONTEXT_WINDOW
-    const auto = yield* Autocompact.make({ ...options.autocompact, window })
+    const window = (model: string) => options.window ?? TokenEstimate.windowFor(model)
+    const auto = yield* Autocompact.make({ ...options.autocompact, window: options.window })
     const stages = [
       yield* ToolResultBudget.make({ directory: options.directory }),
       yield* Snip.make(),
-      yield* Microcompact.make({ triggerTokens: Math.floor(window * (options.microcompactRatio ?? 0.5)) }),
+      yield* Microcompact.make({ triggerTokens: (model) => Math.floor(window(model) * (options.microcompactRatio ?? 0.5)) }),
       ContextCollapse.make({ window }),
       auto.stage
     ]

@@ -24,8 +24,8 @@ export const DEFAULT_TOOLS: ReadonlyArray<string> = ["Read", "Bash", "Grep", "Gl
 
 /** Options; numbers default to Claude Code's. @category Models */
 export interface Options {
-  /** Clear when the request estimate reaches this many tokens. */
-  readonly triggerTokens: number
+  /** Clear when the request estimate reaches this many tokens (or this function of the model). */
+  readonly triggerTokens: number | ((model: string) => number)
   /** Results kept, most recent first (5). */
   readonly keepRecent?: number | undefined
   readonly tools?: ReadonlyArray<string> | undefined
@@ -89,7 +89,8 @@ export const make = (options: Options): Effect.Effect<Stage> =>
           const previous = (yield* Ref.get(lastCall)).get(context.sessionId)
           yield* Ref.update(lastCall, (m) => new Map(m).set(context.sessionId, now))
           const idle = previous !== undefined && now - previous >= idleMs
-          if (!idle && TokenEstimate.ofRequest(messages) < options.triggerTokens) return { messages }
+          const trigger = typeof options.triggerTokens === "number" ? options.triggerTokens : options.triggerTokens(context.model)
+          if (!idle && TokenEstimate.ofRequest(messages) < trigger) return { messages }
           const result = clear(messages, settings)
           if (result.cleared === 0) return { messages }
           return {

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
+import * as Option from "effect/Option"
 import {
   AssistantMessage,
   DocumentBlock,
@@ -89,12 +90,21 @@ export const ofRequest = (messages: ReadonlyArray<Message>, overhead = 0): numbe
 }
 
 /**
- * `KEEL_AUTO_COMPACT_WINDOW`: the context window compaction works against (default 200,000), for
- * models with another window and for tests with a small one.
+ * A model's context window: 1,000,000 tokens for a model named with Claude Code's `[1m]` suffix,
+ * 200,000 otherwise.
+ *
+ * @category Windows
+ */
+export const windowFor = (model: string): number => (/\[1m\]$/i.test(model) ? 1_000_000 : DEFAULT_CONTEXT_WINDOW)
+
+/**
+ * `KEEL_AUTO_COMPACT_WINDOW`: the context window compaction works against, for every model (unset:
+ * each model's own, see {@link windowFor}); also for tests with a small window.
  *
  * @category Configuration
  */
-export const windowConfig: Config.Config<number> = Config.integer("KEEL_AUTO_COMPACT_WINDOW").pipe(
+export const windowConfig: Config.Config<number | undefined> = Config.integer("KEEL_AUTO_COMPACT_WINDOW").pipe(
   Config.validate({ message: "must be a number of tokens, at least 1,000", validation: (n) => n >= 1_000 }),
-  Config.withDefault(DEFAULT_CONTEXT_WINDOW)
+  Config.option,
+  Config.map(Option.getOrUndefined)
 )
