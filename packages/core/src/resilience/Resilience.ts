@@ -12,8 +12,8 @@ import type * as ConfigError from "effect/ConfigError"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import { Credentials } from "../model/Credentials.js"
+import { decorate } from "../internal/decorate.js"
+import type { Credentials } from "../model/Credentials.js"
 import { ModelClient } from "../model/ModelClient.js"
 import * as Fallback from "./Fallback.js"
 import * as IdleWatchdog from "./IdleWatchdog.js"
@@ -38,14 +38,7 @@ export const make = (client: ModelClient["Type"], options: Options = {}, credent
 
 /** The stack over the `ModelClient` (and `Credentials`, if any) below it. @category Layers */
 export const layer = (options: Options = {}): Layer.Layer<ModelClient, never, ModelClient> =>
-  Layer.effect(
-    ModelClient,
-    Effect.gen(function*() {
-      const client = yield* ModelClient
-      const credentials = yield* Effect.serviceOption(Credentials)
-      return make(client, options, Option.getOrUndefined(credentials))
-    })
-  )
+  decorate((client, credentials) => make(client, options, credentials))
 
 /**
  * The stack configured from the environment: `KEEL_STREAM_IDLE_TIMEOUT_MS`, `KEEL_MAX_RETRIES`,

@@ -18,6 +18,7 @@ import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Stream from "effect/Stream"
 import * as AttemptLoop from "../internal/attemptLoop.js"
+import { decorate } from "../internal/decorate.js"
 import { Credentials } from "../model/Credentials.js"
 import { type Item, ModelClient } from "../model/ModelClient.js"
 import { type ModelError, withAttempts } from "../model/ModelError.js"
@@ -110,14 +111,7 @@ export const make = (
  * @category Layers
  */
 export const layer = (options: Options = {}): Layer.Layer<ModelClient, never, ModelClient> =>
-  Layer.effect(
-    ModelClient,
-    Effect.gen(function*() {
-      const client = yield* ModelClient
-      const credentials = yield* Effect.serviceOption(Credentials)
-      return make(client, options, Option.getOrUndefined(credentials))
-    })
-  )
+  decorate((client, credentials) => make(client, options, credentials))
 
 /**
  * The retry layer with its policy from the environment (`KEEL_MAX_RETRIES`, `KEEL_UNATTENDED_RETRY`,
