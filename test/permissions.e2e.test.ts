@@ -94,6 +94,18 @@ describe("keel permissions", () => {
     assert.include(toolResultOf(t.server.requests[1]!).content, "No such tool available: Bash. The available tools are: Read, Grep.")
   })
 
+  it("a file outside the working directory needs --add-dir (or a rule); the denial says why", async () => {
+    const dir = workdir()
+    const other = workdir()
+    const outside = path.join(other, "README.md")
+    const denied = await keel(dir, readThenAnswer(outside), [])
+    assert.strictEqual(denied.messages.at(-1).permission_denials.length, 1)
+    assert.include(toolResultOf(denied.server.requests[1]!).content, "outside the working directory")
+    const added = await keel(dir, readThenAnswer(outside), ["--add-dir", other])
+    assert.deepStrictEqual(added.messages.at(-1).permission_denials, [])
+    assert.include(toolResultOf(added.server.requests[1]!).content, "It counts sheep.")
+  })
+
   it("--dangerously-skip-permissions with another --permission-mode is a usage error", async () => {
     const dir = workdir()
     const r = await keel(dir, [], ["--dangerously-skip-permissions", "--permission-mode", "plan"])

@@ -30,6 +30,8 @@ export interface Flags {
   readonly allowedTools: ReadonlyArray<string>
   readonly disallowedTools: ReadonlyArray<string>
   readonly permissionMode: PermissionMode | undefined
+  /** Folders besides the working directory that file tools may use (`--add-dir`). */
+  readonly addDirs: ReadonlyArray<string>
   /** The built-in tools to offer (`--tools`); all when undefined. */
   readonly tools: ReadonlyArray<string> | undefined
 }
@@ -102,6 +104,7 @@ export const program = (version: string): Command =>
         "dontAsk"
       ])
     )
+    .option("--add-dir <directories...>", "more folders the file tools may use without asking")
     .option("--tools <names>", "the built-in tools to offer, comma-separated (\"\" for none; default: all)")
     .option("--dangerously-skip-permissions", "allow every tool call that no deny rule denies (bypassPermissions)", false)
     .option(
@@ -151,6 +154,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     permissionMode?: PermissionMode
     dangerouslySkipPermissions: boolean
     tools?: string
+    addDir?: Array<string>
   }>()
   const usage = (message: string): Parsed => ({
     _tag: "Exit",
@@ -197,7 +201,8 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       allowedTools: splitRules(o.allowedTools ?? []),
       disallowedTools: splitRules(o.disallowedTools ?? []),
       permissionMode: o.dangerouslySkipPermissions ? "bypassPermissions" : o.permissionMode,
-      tools
+      tools,
+      addDirs: o.addDir ?? []
     }
   }
 }

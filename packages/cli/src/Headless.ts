@@ -57,7 +57,7 @@ export const modelLayer = (
  * @category Layers
  */
 export const layer = (
-  flags: Pick<Flags, "fallbackModels" | "allowedTools" | "disallowedTools" | "permissionMode" | "tools">
+  flags: Pick<Flags, "fallbackModels" | "allowedTools" | "disallowedTools" | "permissionMode" | "tools" | "addDirs">
 ): Layer.Layer<
   | ModelClient.ModelClient
   | Pipeline.Pipeline

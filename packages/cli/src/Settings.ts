@@ -46,7 +46,7 @@ export const files = (home: string, cwd: string, path: Path.Path): ReadonlyArray
  * @category Loading
  */
 export const permissions = (
-  flags: Pick<Flags, "allowedTools" | "disallowedTools" | "permissionMode">,
+  flags: Pick<Flags, "allowedTools" | "disallowedTools" | "permissionMode" | "addDirs">,
   home: string,
   cwd: string
 ): Effect.Effect<Permissions.Config, InvalidSettings, FileSystem.FileSystem | Path.Path> =>
@@ -56,6 +56,7 @@ export const permissions = (
     const allow: Array<string> = []
     const deny: Array<string> = []
     const ask: Array<string> = []
+    const directories: Array<string> = []
     let mode: Permissions.Mode | undefined
     for (const file of files(home, cwd, path)) {
       const text = yield* Effect.option(fs.readFileString(file))
@@ -70,13 +71,15 @@ export const permissions = (
       allow.push(...(p?.allow ?? []))
       deny.push(...(p?.deny ?? []))
       ask.push(...(p?.ask ?? []))
+      directories.push(...(p?.additionalDirectories ?? []).map((d) => path.resolve(path.dirname(path.dirname(file)), d)))
       mode = p?.defaultMode ?? mode
     }
     const built = Permissions.config({
       mode: flags.permissionMode ?? mode,
       allow: [...allow, ...flags.allowedTools],
       deny: [...deny, ...flags.disallowedTools],
-      ask
+      ask,
+      additionalDirectories: [...directories, ...flags.addDirs.map((d) => path.resolve(cwd, d))]
     })
     if (built.invalid.length > 0) {
       return yield* new InvalidSettings({

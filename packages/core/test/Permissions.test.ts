@@ -16,6 +16,9 @@ import {
 } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
 import { Chunk, Effect, Layer, Schema, Stream } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 
 const cwd = "/work/project"
 
@@ -155,6 +158,47 @@ describe("The permission matrix", () => {
 
   it("rules that do not parse are reported", () => {
     assert.deepStrictEqual(Permissions.config({ allow: ["Bash(npm", "Read"] }).invalid, ["Bash(npm"])
+  })
+})
+
+describe("The workspace boundary", () => {
+  const tree = () => {
+    const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "keel-boundary-")))
+    const work = path.join(root, "work")
+    const outside = path.join(root, "outside")
+    fs.mkdirSync(path.join(work, "src"), { recursive: true })
+    fs.mkdirSync(outside)
+    fs.writeFileSync(path.join(outside, "secret.txt"), "s")
+    fs.writeFileSync(path.join(work, "src", "a.ts"), "a")
+    fs.symlinkSync(outside, path.join(work, "escape"))
+    fs.symlinkSync(path.join(work, "src"), path.join(work, "inner"))
+    return { root, work, outside }
+  }
+  const at = (config: Permissions.Config, cwd: string, toolName: string, input: unknown, isReadOnly: boolean) =>
+    Permissions.decide(config, { toolName, input, isReadOnly, toolUseId: "t", cwd })._tag
+
+  it("file tools are allowed without a rule only inside the workspace, symlinks resolved", () => {
+    const { outside, work } = tree()
+    const base = Permissions.config({}).config
+    assert.strictEqual(at(base, work, "Read", { file_path: "src/a.ts" }, true), "Allow")
+    assert.strictEqual(at(base, work, "Read", { file_path: "inner/a.ts" }, true), "Allow")
+    assert.strictEqual(at(base, work, "Read", { file_path: path.join(outside, "secret.txt") }, true), "Ask")
+    assert.strictEqual(at(base, work, "Read", { file_path: "escape/secret.txt" }, true), "Ask")
+    assert.strictEqual(at(base, work, "Read", { file_path: "../outside/secret.txt" }, true), "Ask")
+    assert.strictEqual(at(base, work, "Glob", { path: ".." }, true), "Ask")
+    // A new file is judged by its folder.
+    assert.strictEqual(at(Permissions.config({ mode: "acceptEdits" }).config, work, "Write", { file_path: "escape/new.txt" }, false), "Ask")
+    assert.strictEqual(at(Permissions.config({ mode: "acceptEdits" }).config, work, "Write", { file_path: "src/new/b.ts" }, false), "Allow")
+    // In plan and dontAsk modes, outside is denied.
+    assert.strictEqual(at(Permissions.config({ mode: "plan" }).config, work, "Read", { file_path: "escape/secret.txt" }, true), "Deny")
+  })
+
+  it("an added directory or an allow rule lets a file tool outside", () => {
+    const { outside, work } = tree()
+    const added = Permissions.config({ additionalDirectories: [outside] }).config
+    assert.strictEqual(at(added, work, "Read", { file_path: "escape/secret.txt" }, true), "Allow")
+    const ruled = Permissions.config({ allow: [`Read(/${outside}/**)`] }).config
+    assert.strictEqual(at(ruled, work, "Read", { file_path: path.join(outside, "secret.txt") }, true), "Allow")
   })
 })
 

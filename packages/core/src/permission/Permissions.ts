@@ -4,13 +4,16 @@
  * denied; `plan` allows only read-only tools; `acceptEdits` allows the file-editing tools; read-only
  * tools are allowed by default; everything else asks. An `ask` goes to the embedder's `canUseTool`
  * callback when there is one; without one (headless), it is denied with its reason. `dontAsk` denies
- * whatever would ask.
+ * whatever would ask. File tools are allowed without a rule only inside the workspace (the working
+ * directory and `--add-dir` folders, symlinks resolved).
  *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import * as PermissionRule from "./PermissionRule.js"
 
 /** Permission modes (Claude Code's names). @category Models */
@@ -25,6 +28,40 @@ export interface Config {
   readonly allow: ReadonlyArray<PermissionRule.Rule>
   readonly deny: ReadonlyArray<PermissionRule.Rule>
   readonly ask: ReadonlyArray<PermissionRule.Rule>
+  /** Folders besides the working directory that file tools may use without asking (`--add-dir`). */
+  readonly additionalDirectories?: ReadonlyArray<string> | undefined
+}
+
+/** A path with symlinks resolved, as far as it exists (a file about to be created resolves through its folder). */
+const realPath = (file: string): string => {
+  const missing: Array<string> = []
+  let current = file
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync(current), ...missing.reverse())
+    } catch {
+      const parent = path.dirname(current)
+      if (parent === current) return file
+      missing.push(path.basename(current))
+      current = parent
+    }
+  }
+}
+
+/**
+ * Whether a file tool's call stays inside the workspace: the working directory and the additional
+ * directories, symlinks resolved (a link inside that points outside is outside). Calls of other
+ * tools are inside.
+ *
+ * @category Deciding
+ */
+export const insideWorkspace = (config: Config, request: Pick<Request, "toolName" | "input" | "cwd">): boolean => {
+  const field = PermissionRule.PATH_FIELDS[request.toolName]
+  if (field === undefined) return true
+  const value = (request.input as Record<string, unknown> | null)?.[field]
+  const target = realPath(path.resolve(request.cwd, typeof value === "string" ? value : "."))
+  const roots = [request.cwd, ...(config.additionalDirectories ?? []).map((d) => path.resolve(request.cwd, d))].map(realPath)
+  return roots.some((root) => target === root || target.startsWith(root.endsWith(path.sep) ? root : root + path.sep))
 }
 
 /** The tools `acceptEdits` allows. @category Constants */
@@ -77,6 +114,10 @@ export const decide = (
   const asked = config.ask.find((r) => PermissionRule.matches(r, toolName, input, cwd))
   if (asked !== undefined) return { _tag: "Ask", reason: `the rule ${PermissionRule.format(asked)} asks first` }
   if (PermissionRule.allows(config.allow, toolName, input, cwd) !== undefined) return { _tag: "Allow" }
+  if (!insideWorkspace(config, request)) {
+    const reason = `${toolName} would use a path outside the working directory (${cwd}) and the added directories`
+    return config.mode === "dontAsk" || config.mode === "plan" ? { _tag: "Deny", reason } : { _tag: "Ask", reason }
+  }
   if (request.isReadOnly) return { _tag: "Allow" }
   if (config.mode === "plan") return { _tag: "Deny", reason: "plan mode allows only read-only tools" }
   if (config.mode === "acceptEdits" && EDIT_TOOLS.has(toolName)) return { _tag: "Allow" }
@@ -135,6 +176,7 @@ export const config = (options: {
   readonly allow?: ReadonlyArray<string> | undefined
   readonly deny?: ReadonlyArray<string> | undefined
   readonly ask?: ReadonlyArray<string> | undefined
+  readonly additionalDirectories?: ReadonlyArray<string> | undefined
 }): { readonly config: Config; readonly invalid: ReadonlyArray<string> } => {
   const invalid: Array<string> = []
   const rules = (texts: ReadonlyArray<string> = []) =>
@@ -144,7 +186,13 @@ export const config = (options: {
       return rule === undefined ? [] : [rule]
     })
   return {
-    config: { mode: options.mode ?? "default", allow: rules(options.allow), deny: rules(options.deny), ask: rules(options.ask) },
+    config: {
+      mode: options.mode ?? "default",
+      allow: rules(options.allow),
+      deny: rules(options.deny),
+      ask: rules(options.ask),
+      additionalDirectories: options.additionalDirectories ?? []
+    },
     invalid
   }
 }
