@@ -159,6 +159,10 @@ describe("keel runs shell commands under the rules", () => {
       ["toolu_rm", true]
     ])
     assert.strictEqual(results[0].content, "hello from bash")
+    assert.deepStrictEqual(
+      t.messages.filter((m: any) => m.subtype === "permission_denied").map((m: any) => m.tool_use_id),
+      ["toolu_smuggle", "toolu_rm"]
+    )
     assert.isFalse(fs.existsSync(path.join(dir, "smuggled.txt")))
   })
 })

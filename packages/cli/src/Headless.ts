@@ -133,6 +133,8 @@ export const progressLine = (message: SdkMessage.SdkMessage): string | undefined
         default:
           return undefined
       }
+    case "permission_denied":
+      return `keel: ${message.message}\n`
     case "compact_boundary":
       return `keel: compacted the conversation from ~${message.compact_metadata.pre_tokens} to ~${message.compact_metadata.post_tokens} tokens\n`
     default:

@@ -267,6 +267,11 @@ describe("Denials in a session", () => {
       const blocks = toolResults.message.content as Array<{ tool_use_id: string; is_error?: boolean; content: string }>
       assert.deepStrictEqual(blocks.map((b) => [b.tool_use_id, b.is_error === true]), [["toolu_ok", false], ["toolu_rm", true]])
       assert.include(blocks[1]!.content, "Permission to use Bash was denied")
+      // A system/permission_denied message announces it, just before the tool results.
+      const denied = messages.filter((m): m is SdkMessage.PermissionDenied => m.type === "system" && m.subtype === "permission_denied")
+      assert.deepStrictEqual(denied.map((d) => [d.tool_name, d.tool_use_id]), [["Bash", "toolu_rm"]])
+      assert.strictEqual(denied[0]!.message, blocks[1]!.content.replace(/^<tool_use_error>|<\/tool_use_error>$/g, ""))
+      assert.strictEqual(messages.indexOf(denied[0]!) + 1, messages.indexOf(toolResults))
     }).pipe(Effect.provide(layerFor([
       TestModel.reply([
         TestModel.toolUse("Bash", { command: "git status" }, "toolu_ok"),

@@ -120,6 +120,18 @@ export interface Tombstone {
   readonly session_id: string
 }
 
+/** `system`/`permission_denied`: a tool call was denied (it is also in the result's `permission_denials`). @category Models */
+export interface PermissionDenied {
+  readonly type: "system"
+  readonly subtype: "permission_denied"
+  readonly tool_name: string
+  readonly tool_use_id: string
+  /** Why, as the model was told. */
+  readonly message: string
+  readonly uuid: string
+  readonly session_id: string
+}
+
 /** `system`/`compact_boundary`: the conversation before this point was replaced by a summary. @category Models */
 export interface CompactBoundary {
   readonly type: "system"
@@ -203,4 +215,5 @@ export type SdkMessage =
   | Tombstone
   | ModelFallback
   | CompactBoundary
+  | PermissionDenied
   | Result

@@ -447,21 +447,45 @@ export const make = (
         }
 
         // One effect per chunk of loop events, not per event.
+        /** `system`/`permission_denied` for each denied call these results answer (read from the session's denials). */
+        const denialMessages = (results: UserMessage, denials: ReadonlyArray<SessionState.PermissionDenial>) => {
+          const out: Array<SdkMessage.SdkMessage> = []
+          for (const block of results.toolResults) {
+            const denial = denials.find((d) => d.tool_use_id === block.tool_use_id)
+            if (denial === undefined) continue
+            const text = typeof block.content === "string" ? block.content : ""
+            out.push({
+              type: "system",
+              subtype: "permission_denied",
+              tool_name: denial.tool_name,
+              tool_use_id: denial.tool_use_id,
+              message: text.replace(/^<tool_use_error>|<\/tool_use_error>$/g, ""),
+              uuid: crypto.randomUUID(),
+              session_id: sessionId
+            })
+          }
+          return out
+        }
+
         const chunkToMessages = (chunk: Chunk.Chunk<TurnEvent>): Effect.Effect<Chunk.Chunk<SdkMessage.SdkMessage>> =>
-          Effect.suspend(() => {
+          Effect.gen(function*() {
             const out: Array<SdkMessage.SdkMessage> = []
             let complete: Extract<TurnEvent, { _tag: "TurnComplete" }> | undefined
             const events = Chunk.toReadonlyArray(chunk)
             for (let i = 0; i < events.length; i++) {
               const event = events[i]!
               if (event._tag === "TurnComplete") complete = event
-              else toMessages(event, out)
+              else {
+                if (event._tag === "ToolResults") {
+                  const denials = yield* Ref.get(state.permissionDenials)
+                  if (denials.length > 0) out.push(...denialMessages(event.message, denials))
+                }
+                toMessages(event, out)
+              }
             }
-            if (complete === undefined) return Effect.succeed(Chunk.unsafeFromArray(out))
-            return Effect.map(toResult(complete), (result) => {
-              out.push(result)
-              return Chunk.unsafeFromArray(out)
-            })
+            if (complete === undefined) return Chunk.unsafeFromArray(out)
+            out.push(yield* toResult(complete))
+            return Chunk.unsafeFromArray(out)
           })
 
         const turn = TurnLoop.run({
