@@ -18,12 +18,12 @@ import {
   RetryPolicy,
   Session,
   TestModel,
-  Tool,
   ToolRegistry,
   ToolRuntime
 } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { Chunk, ConfigProvider, Duration, Effect, Fiber, Layer, Random, Ref, Schema, Stream, TestClock } from "effect"
+import { Chunk, ConfigProvider, Duration, Effect, Fiber, Layer, Random, Ref, Stream, TestClock } from "effect"
+import { sleeper } from "./support/Tools.js"
 
 const request: ModelRequest.ModelRequest = {
   model: "claude-primary",
@@ -383,13 +383,6 @@ describe("IdleWatchdog under TestClock", () => {
     }).pipe(Effect.provide(stack([stallAfterTwo, TestModel.text("ok")], { idle: "5 seconds" }))))
 })
 
-const sleeper = Tool.make({
-  name: "Sleep",
-  description: "Sleeps",
-  input: Schema.Struct({ ms: Schema.Number }),
-  isReadOnly: true,
-  call: (input) => Effect.as(Effect.sleep(input.ms), `slept ${input.ms}`)
-})
 
 /** A session over the full resilience stack, with the Sleep tool. */
 const sessionLayer = (script: ReadonlyArray<TestModel.ScriptItem>, fallback: ReadonlyArray<string> = []) =>

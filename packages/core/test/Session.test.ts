@@ -1,15 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Invariants, Message, ModelError, Pipeline, Pricing, Session, TestModel, Tool, ToolRegistry, ToolRuntime } from "@keel/core"
+import { Invariants, Message, ModelError, Pipeline, Pricing, Session, TestModel, ToolRegistry, ToolRuntime } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { Chunk, Effect, Fiber, Layer, Ref, Schema, Stream, TestClock } from "effect"
+import { Chunk, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import { sleeper } from "./support/Tools.js"
 
-const sleeper = Tool.make({
-  name: "Sleep",
-  description: "Sleeps",
-  input: Schema.Struct({ ms: Schema.Number }),
-  isReadOnly: true,
-  call: (input) => Effect.as(Effect.sleep(input.ms), `slept ${input.ms}`)
-})
 
 const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>) =>
   Layer.mergeAll(
