@@ -205,6 +205,18 @@ export interface Result {
 }
 
 /** Every message a session emits. @category Models */
+/** A tool call that is still running (`tool_progress`). @category Models */
+export interface ToolProgress {
+  readonly type: "tool_progress"
+  readonly tool_use_id: string
+  readonly tool_name: string
+  readonly parent_tool_use_id: string | null
+  readonly elapsed_time_seconds: number
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/** Every message a session emits. @category Models */
 export type SdkMessage =
   | SystemInit
   | Assistant
@@ -216,4 +228,5 @@ export type SdkMessage =
   | ModelFallback
   | CompactBoundary
   | PermissionDenied
+  | ToolProgress
   | Result

@@ -69,6 +69,8 @@ export interface Options {
   /** Emit `stream_event` messages with the raw model events. */
   readonly includePartialMessages?: boolean | undefined
   readonly permissionMode?: string | undefined
+  /** The MCP servers of this session and how their start went, as `system`/`init` reports them. */
+  readonly mcpServers?: ReadonlyArray<{ readonly name: string; readonly status: string }> | undefined
   readonly pricing?: Pricing.Table | undefined
   /** Further Messages API parameters for every request. */
   readonly params?: Readonly<Record<string, unknown>> | undefined
@@ -218,7 +220,7 @@ export const make = (
       cwd: options.cwd,
       session_id: sessionId,
       tools: registry.tools.map((t) => t.name),
-      mcp_servers: [],
+      mcp_servers: options.mcpServers ?? [],
       model: options.model,
       permissionMode: options.permissionMode ?? "default",
       slash_commands: [],
@@ -443,6 +445,17 @@ export const make = (
             }
             case "Notice":
               return noticeMessage(event.notice, sessionId)
+            case "ToolProgress":
+              return {
+                type: "tool_progress",
+                tool_use_id: event.toolUseId,
+                tool_name: event.toolName,
+                elapsed_time_seconds: event.elapsedSeconds,
+                uuid: crypto.randomUUID(),
+                ...stamp
+              }
+            case "ToolMessage":
+              return event.message
           }
         }
 

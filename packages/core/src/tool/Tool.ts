@@ -10,6 +10,7 @@ import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import type { DocumentBlock, ImageBlock, TextBlock } from "../message/Message.js"
 import type { ToolDefinition } from "../model/ModelRequest.js"
+import type { SdkMessage } from "../session/SdkMessage.js"
 
 /** What a tool call knows about its surroundings. @category Models */
 export interface ToolContext {
@@ -17,6 +18,11 @@ export interface ToolContext {
   readonly toolUseId: string
   /** The session's working directory; relative paths resolve against it. */
   readonly cwd: string
+  /**
+   * Sends a message to the session's output while the call runs: a subagent's `assistant` and
+   * `user` messages (with `parent_tool_use_id` set to this call's id). Absent outside a turn.
+   */
+  readonly emit?: ((message: SdkMessage) => Effect.Effect<void>) | undefined
 }
 
 /** What a tool returns: text, or content blocks (images, documents). @category Models */
@@ -37,6 +43,11 @@ export interface Tool<in out I = any> {
   readonly isReadOnly: (input: I) => boolean
   /** Whether this call may run in parallel with other concurrency-safe calls. */
   readonly isConcurrencySafe: (input: I) => boolean
+  /**
+   * Whether a failure of this tool cancels the calls running beside it in the same message (Claude
+   * Code does this for Bash only: a failed command usually means its siblings' work is moot).
+   */
+  readonly cancelsSiblingsOnError?: boolean | undefined
   readonly call: (input: I, context: ToolContext) => Effect.Effect<ToolOutput, ToolError>
 }
 
@@ -50,6 +61,7 @@ export interface MakeOptions<S extends Schema.Schema<any, any>> {
   readonly input: S
   readonly isReadOnly: boolean | ((input: S["Type"]) => boolean)
   readonly isConcurrencySafe?: boolean | ((input: S["Type"]) => boolean)
+  readonly cancelsSiblingsOnError?: boolean
   readonly call: (input: S["Type"], context: ToolContext) => Effect.Effect<ToolOutput, ToolError>
 }
 
@@ -67,6 +79,7 @@ export const make = <S extends Schema.Schema<any, any>>(options: MakeOptions<S>)
     input: options.input,
     isReadOnly,
     isConcurrencySafe: options.isConcurrencySafe === undefined ? isReadOnly : predicate(options.isConcurrencySafe),
+    cancelsSiblingsOnError: options.cancelsSiblingsOnError === true,
     call: options.call
   }
 }

@@ -11,6 +11,7 @@ import type { AssistantMessage, UserMessage } from "../message/Message.js"
 import type { ModelError } from "../model/ModelError.js"
 import type { ModelNotice } from "../model/ModelNotice.js"
 import type { StreamEvent } from "../model/StreamEvent.js"
+import type { SdkMessage } from "../session/SdkMessage.js"
 import type { StageReport } from "./Stage.js"
 
 /**
@@ -39,6 +40,10 @@ export type TurnEvent = Data.TaggedEnum<{
   Assistant: { readonly message: AssistantMessage }
   /** The tool results answering the previous assistant message (already in the conversation). */
   ToolResults: { readonly message: UserMessage }
+  /** A tool call is still running (emitted every progress interval while it runs). */
+  ToolProgress: { readonly toolUseId: string; readonly toolName: string; readonly elapsedSeconds: number }
+  /** A message a running tool sent to the session's output (a subagent's messages). */
+  ToolMessage: { readonly message: SdkMessage }
   /**
    * A resilience layer's notice: a retry and its wait, a heartbeat, a retraction of the partial
    * answer streamed so far (its events are void), a model switch, a stalled stream.
