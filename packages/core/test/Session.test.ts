@@ -128,10 +128,25 @@ describe("Session", () => {
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const fiber = yield* Effect.fork(collect(session.submit("sleep long")))
-      yield* TestClock.adjust("1 second")
+      yield* TestClock.adjust("2500 millis")
       yield* session.interrupt
       const messages = yield* Fiber.join(fiber)
-      assert.deepStrictEqual(messages.map((m) => m.type), ["system", "assistant", "user", "result"])
+      assert.deepStrictEqual(messages.map((m) => m.type), [
+        "system",
+        "assistant",
+        "tool_progress",
+        "tool_progress",
+        "user",
+        "result"
+      ])
+      // A running tool ticks every second with its elapsed time, as Claude Code's tool_progress does.
+      const toolUseId = (messages[1] as SdkMessage.Assistant).message.content[0]
+      const progress = messages.filter((m): m is SdkMessage.ToolProgress => m.type === "tool_progress")
+      assert.deepStrictEqual(progress.map((p) => [p.tool_name, p.tool_use_id, p.elapsed_time_seconds, p.parent_tool_use_id]), [
+        ["Sleep", (toolUseId as { id: string }).id, 1, null],
+        ["Sleep", (toolUseId as { id: string }).id, 2, null]
+      ])
+      assert.isTrue(progress.every((p) => p.session_id === session.sessionId && typeof p.uuid === "string"))
       const result = resultOf(messages)
       assert.strictEqual(result.subtype, "error_during_execution")
       assert.strictEqual(result.is_error, true)

@@ -78,7 +78,8 @@ const runTurn = (
     Effect.provide(layer)
   ) as Effect.Effect<ReadonlyArray<Event>>
 
-const tags = (events: ReadonlyArray<Event>) => events.filter((e) => e._tag !== "StreamEvents").map((e) => e._tag)
+const tags = (events: ReadonlyArray<Event>) =>
+  events.filter((e) => e._tag !== "StreamEvents" && e._tag !== "ToolProgress").map((e) => e._tag)
 const rawEvents = (events: ReadonlyArray<Event>) =>
   events.flatMap((e) => (e._tag === "StreamEvents" ? e.events : []))
 const last = (events: ReadonlyArray<Event>) => events[events.length - 1]!

@@ -4,7 +4,8 @@
  * between calls of a session (a `cd` sticks). Output (stdout, then stderr) is capped at 30,000
  * characters with the middle cut and a note; a non-zero exit is an error result that reports the
  * code. The timeout is 120 s by default and 600 s at most, under `Clock`; on timeout or interruption
- * the whole process group is killed (SIGTERM, then SIGKILL after a grace period).
+ * the whole process group is killed (SIGTERM, then SIGKILL after a grace period). Read-only
+ * commands may run in parallel with other safe calls; a failed command cancels the calls beside it.
  *
  * @since 0.1.0
  */
@@ -21,6 +22,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as os from "node:os"
+import * as BashReadOnly from "./BashReadOnly.js"
 
 /** Claude Code's limits. @category Constants */
 export const DEFAULT_TIMEOUT_MS = 120_000
@@ -73,7 +75,9 @@ export const make: Effect.Effect<
     description,
     input: Input,
     isReadOnly: false,
-    isConcurrencySafe: false,
+    // Read-only commands (`ls`, `git status`) run beside other safe calls; a failure cancels its siblings.
+    isConcurrencySafe: (input) => BashReadOnly.isReadOnly(input.command),
+    cancelsSiblingsOnError: true,
     call: (input, toolContext) =>
       Effect.scoped(Effect.gen(function*() {
         const state = yield* Effect.serviceOption(SessionState.SessionState)

@@ -4,9 +4,10 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionState } from "@keel/core"
-import { Bash } from "@keel/tools"
-import { Effect, Fiber, Layer } from "effect"
+import { Message, SessionState, ToolRegistry, ToolRuntime } from "@keel/core"
+import { Bash, BashReadOnly } from "@keel/tools"
+import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -90,4 +91,64 @@ describe("Bash", () => {
   it("capMiddle leaves short text alone", () => {
     assert.strictEqual(Bash.capMiddle("short", 10), "short")
   })
+})
+
+describe("Bash read-only commands", () => {
+  const cases: ReadonlyArray<readonly [string, boolean]> = [
+    ["ls -la", true],
+    ["git status -s && git diff HEAD", true],
+    ["cat a.txt | grep foo | wc -l", true],
+    ["find . -name '*.ts'", true],
+    ["sleep 1", true],
+    ["echo 'a; rm -rf x'", true],
+    ["find . -delete", false],
+    ["find . -exec rm {} ;", false],
+    ["git commit -m x", false],
+    ["git push", false],
+    ["sort -o out.txt in.txt", false],
+    ["ls > listing.txt", false],
+    ["cat $(echo a)", false],
+    ["cd sub", false],
+    ["rm -rf build", false],
+    ["npm test", false],
+    ["ls; rm x", false],
+    ["", false]
+  ]
+  for (const [command, expected] of cases) {
+    it(`${JSON.stringify(command)} ${expected ? "only reads" : "may write"}`, () => {
+      assert.strictEqual(BashReadOnly.isReadOnly(command), expected)
+    })
+  }
+})
+
+describe("Bash in the tool runtime", () => {
+  it.live("read-only commands run in parallel; a failing one cancels its siblings and kills their processes", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const marker = `${Math.floor(Math.random() * 1000) + 100}.${process.pid}`
+      const tool = yield* Bash.make
+      const runtime = ToolRuntime.make(ToolRegistry.make([tool]), { maxConcurrency: 10 })
+      const call = (id: string, command: string) => ({ block: new Message.ToolUseBlock({ id, name: "Bash", input: { command } }) })
+      const events = yield* runtime.run([
+        call("slow", `sleep ${marker}`),
+        call("broken", "sleep 0.3; ls /definitely/not/here"),
+        call("after", "touch after.txt")
+      ], dir).pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+      const results = events.flatMap((e) => (e._tag === "Result" ? [[e.result.tool_use_id, e.result.content]] : []))
+      const cancelled = "<tool_use_error>Cancelled: parallel tool call Bash(sleep 0.3; ls /definitely/not/here) errored</tool_use_error>"
+      assert.deepStrictEqual(results.map(([id]) => id), ["slow", "broken", "after"])
+      assert.strictEqual(results[0]![1], cancelled)
+      assert.match(String(results[1]![1]), /^<tool_use_error>Exit code 2\n.*No such file or directory/)
+      // The write queued behind them never ran.
+      assert.strictEqual(results[2]![1], cancelled)
+      assert.isFalse(fs.existsSync(path.join(dir, "after.txt")))
+      // The cancelled sleep's process is gone (its group was killed), within the kill grace period.
+      let survivors = ""
+      for (let i = 0; i < 40; i++) {
+        survivors = spawnSync("pgrep", ["-f", `sleep ${marker}`], { encoding: "utf8" }).stdout.trim()
+        if (survivors === "") break
+        yield* Effect.sleep("100 millis")
+      }
+      assert.strictEqual(survivors, "")
+    }).pipe(Effect.provide(session)))
 })

@@ -254,6 +254,19 @@ export const step = (state: State, event: StreamEvent): State => {
 }
 
 /**
+ * The tool_use block at `index` once its `content_block_stop` has been folded (its input parsed),
+ * so its call can start before the message ends; `undefined` for any other block or an open one.
+ *
+ * @category Folding
+ */
+export const completedToolUse = (state: State, index: number): ToolUseBlock | undefined => {
+  const builder = state.blocks[index]
+  return builder !== undefined && builder.kind === "tool_use" && builder.block instanceof ToolUseBlock
+    ? builder.block
+    : undefined
+}
+
+/**
  * The assistant message the events so far describe. Blocks still open are closed as they stand.
  *
  * @category Folding

@@ -36,6 +36,8 @@ export interface Reply {
   readonly failWith?: ModelError
   /** Emit the events, then stall forever (for idle-watchdog tests). */
   readonly stall?: boolean
+  /** Pause this long after the event at index `after` (to see what happens while an answer still streams). */
+  readonly pauses?: ReadonlyArray<{ readonly after: number; readonly delay: Duration.DurationInput }>
 }
 
 /** A reply, or a function of the request that picks one. @category Models */
@@ -99,6 +101,15 @@ export class TestModel extends Context.Tag("@keel/core/TestModel")<TestModel, Se
 
 const play = (r: Reply): Stream.Stream<StreamEvent, ModelError> => {
   let out: Stream.Stream<StreamEvent, ModelError> = Stream.fromIterable(r.events)
+  if (r.pauses !== undefined && r.pauses.length > 0) {
+    const pauses = r.pauses
+    out = Stream.fromIterable(r.events.map((event, i) => [event, i] as const)).pipe(
+      Stream.mapEffect(([event, i]) => {
+        const pause = pauses.find((p) => p.after === i - 1)
+        return pause === undefined ? Effect.succeed(event) : Effect.as(Effect.sleep(pause.delay), event)
+      })
+    )
+  }
   if (r.failWith !== undefined) out = Stream.concat(out, Stream.fail(r.failWith))
   else if (r.stall === true) out = Stream.concat(out, Stream.never)
   if (r.delay !== undefined) out = Stream.concat(Stream.fromEffect(Effect.sleep(r.delay)).pipe(Stream.drain), out)

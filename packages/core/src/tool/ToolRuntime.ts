@@ -1,9 +1,10 @@
 /**
- * Runs the tool calls of one assistant message. Each call: look the tool up, decode its input with
- * the tool's Schema, call it. Unknown tools, invalid input, tool failures and tool crashes all become
- * `is_error` tool_results with a message the model can act on; only interruption stops the run.
- * Consecutive concurrency-safe calls run in parallel (up to `maxConcurrency`), the others alone;
- * results come out in `tool_use` order.
+ * Runs the tool calls of an assistant message. Each call: look the tool up, decode its input with
+ * the tool's Schema, check permissions, call it. Unknown tools, invalid input, denials, tool failures
+ * and tool crashes all become `is_error` tool_results with a message the model can act on; only
+ * interruption stops a call. Calls are scheduled by `ToolScheduler`: each starts as soon as it is
+ * added (the turn loop adds calls while the model is still streaming), concurrency-safe calls run
+ * together (up to `maxConcurrency`), the others alone, and results come out in `tool_use` order.
  *
  * @since 0.1.0
  */
@@ -18,10 +19,13 @@ import { SessionState } from "../session/SessionState.js"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ToolResultBlock, type ToolUseBlock } from "../message/Message.js"
+import type { SdkMessage } from "../session/SdkMessage.js"
 import type { Any, ToolOutput } from "./Tool.js"
 import { ToolRegistry } from "./ToolRegistry.js"
+import * as ToolScheduler from "./ToolScheduler.js"
 
 /** One call to run. @category Models */
 export interface ToolCall {
@@ -30,10 +34,22 @@ export interface ToolCall {
   readonly malformedInput?: string | undefined
 }
 
+/**
+ * The calls of one assistant message, as they are added: see `ToolScheduler.Scheduler`.
+ *
+ * @category Models
+ */
+export interface Executor extends Omit<ToolScheduler.Scheduler, "add"> {
+  /** Plans the call (tool lookup, input decoding) and queues it; it starts as soon as the scheduling rule allows. */
+  readonly add: (call: ToolCall) => void
+}
+
 /** @category Models */
 export interface Service {
-  /** Runs the calls; emits one result per call, in call order. */
-  readonly run: (calls: ReadonlyArray<ToolCall>, cwd: string) => Stream.Stream<ToolResultBlock>
+  /** An executor for calls added one by one, its calls running in the current scope. */
+  readonly start: (cwd: string) => Effect.Effect<Executor, never, Scope.Scope>
+  /** Runs these calls: progress and messages as they happen, one result per call in call order. */
+  readonly run: (calls: ReadonlyArray<ToolCall>, cwd: string) => Stream.Stream<ToolScheduler.Event>
 }
 
 /** @category Context */
@@ -43,6 +59,8 @@ export class ToolRuntime extends Context.Tag("@keel/core/ToolRuntime")<ToolRunti
 export interface Options {
   /** Most concurrency-safe calls in flight at once (default 10, as Claude Code; `KEEL_MAX_TOOL_USE_CONCURRENCY`). */
   readonly maxConcurrency?: number
+  /** Time between `tool_progress` ticks of a running call (default 1 s). */
+  readonly progressInterval?: import("effect/Duration").DurationInput
 }
 
 /** `KEEL_MAX_TOOL_USE_CONCURRENCY` (default 10, 1 to 100). @category Configuration */
@@ -54,6 +72,10 @@ export const maxConcurrencyConfig: Config.Config<number> = Config.integer("KEEL_
 /** An `is_error` result, wrapped as Claude Code wraps them so models read it as a tool error. @category Constructors */
 export const errorResult = (toolUseId: string, message: string): ToolResultBlock =>
   new ToolResultBlock({ tool_use_id: toolUseId, content: `<tool_use_error>${message}</tool_use_error>`, is_error: true })
+
+/** The result given to a call cancelled because a sibling call failed (Claude Code's wording). @category Constructors */
+export const cancelledResult = (toolUseId: string, failed: string): ToolResultBlock =>
+  errorResult(toolUseId, `Cancelled: parallel tool call ${failed} errored`)
 
 /** The result given to a call that was interrupted before it finished. @category Constructors */
 export const interruptedResult = (toolUseId: string): ToolResultBlock =>
@@ -140,10 +162,15 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}, perm
     return { call, tool, input: { ok: true, value: decoded.right }, safe }
   }
 
-  const execute = (p: Planned, cwd: string): Effect.Effect<ToolResultBlock> => {
+  const execute = (
+    p: Planned,
+    cwd: string,
+    emit: (message: SdkMessage) => Effect.Effect<void>
+  ): Effect.Effect<ToolScheduler.Outcome> => {
     const id = p.call.block.id
+    const answered = (result: ToolResultBlock): ToolScheduler.Outcome => ({ result, cancelsSiblings: false })
     if (!p.input.ok || p.tool === undefined) {
-      return Effect.succeed(errorResult(id, p.input.ok ? "Error: No such tool" : p.input.message))
+      return Effect.succeed(answered(errorResult(id, p.input.ok ? "Error: No such tool" : p.input.message)))
     }
     const tool = p.tool
     const decoded = p.input.value
@@ -170,41 +197,68 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}, perm
           )
         }
       )
+    const failed = (message: string): ToolScheduler.Outcome => ({
+      result: errorResult(id, message),
+      cancelsSiblings: tool.cancelsSiblingsOnError === true
+    })
     return Effect.flatMap(checked, (c) =>
       "denied" in c
-        ? Effect.succeed(errorResult(id, c.denied))
-        : Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd })).pipe(
-      Effect.map((output) => successResult(tool, id, output)),
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.failCause(cause as Cause.Cause<never>)
-          : Effect.succeed(errorResult(
-            id,
-            Cause.failureOption(cause).pipe((o) =>
-              o._tag === "Some" ? o.value.message : `${tool.name} crashed: ${Cause.pretty(cause).split("\n")[0]}`
-            )
-          ))
-      )
-    ))
+        ? Effect.succeed(answered(errorResult(id, c.denied)))
+        : Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd, emit })).pipe(
+          Effect.map((output) => answered(successResult(tool, id, output))),
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause as Cause.Cause<never>)
+              : Effect.succeed(failed(
+                Cause.failureOption(cause).pipe((o) =>
+                  o._tag === "Some" ? o.value.message : `${tool.name} crashed: ${Cause.pretty(cause).split("\n")[0]}`
+                )
+              ))
+          )
+        ))
   }
 
-  return ToolRuntime.of({
-    run: (calls, cwd) => {
-      const groups: Array<{ safe: boolean; items: Array<Planned> }> = []
-      for (const planned of calls.map(plan)) {
-        const last = groups[groups.length - 1]
-        if (last !== undefined && last.safe && planned.safe) last.items.push(planned)
-        else groups.push({ safe: planned.safe, items: [planned] })
+  const start = (cwd: string): Effect.Effect<Executor, never, Scope.Scope> =>
+    Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const scheduler = yield* ToolScheduler.make({
+        maxConcurrency,
+        progressInterval: options.progressInterval,
+        cancelled: cancelledResult
+      }, scope)
+      return {
+        ...scheduler,
+        add: (call) => {
+          const planned = plan(call)
+          scheduler.add({
+            id: call.block.id,
+            toolName: call.block.name,
+            safe: planned.safe,
+            label: labelOf(call.block),
+            run: (emit) => execute(planned, cwd, emit)
+          })
+        }
       }
-      return Stream.fromIterable(groups).pipe(
-        Stream.flatMap((group) =>
-          Stream.fromIterable(group.items).pipe(
-            Stream.mapEffect((p) => execute(p, cwd), { concurrency: group.safe ? maxConcurrency : 1 })
-          )
-        )
-      )
-    }
+    })
+
+  return ToolRuntime.of({
+    start,
+    run: (calls, cwd) =>
+      Stream.unwrapScoped(Effect.map(start(cwd), (executor) => {
+        for (const call of calls) executor.add(call)
+        executor.close()
+        return executor.events
+      }))
   })
+}
+
+/** How a failed call is named in its siblings' cancellation: `Bash(npm test)`, the main input cut at 40 characters. */
+const labelOf = (block: ToolUseBlock): string => {
+  const input = block.input as Record<string, unknown> | null
+  const main = input !== null && typeof input === "object" ? Object.values(input).find((v) => typeof v === "string") : undefined
+  if (typeof main !== "string") return block.name
+  const oneLine = main.replace(/\s+/g, " ").trim()
+  return `${block.name}(${oneLine.length > 40 ? `${oneLine.slice(0, 40)}…` : oneLine})`
 }
 
 const safely = (f: () => boolean): boolean => {

@@ -30,7 +30,8 @@ import type { ModelRequest, QuerySource } from "../model/ModelRequest.js"
 import type { StreamEvent } from "../model/StreamEvent.js"
 import { addUsage, SessionState } from "../session/SessionState.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
-import { interruptedResult, ToolRuntime } from "../tool/ToolRuntime.js"
+import * as ToolRuntime from "../tool/ToolRuntime.js"
+import { interruptedResult } from "../tool/ToolRuntime.js"
 import { Compactor } from "../context/Compactor.js"
 import { Pipeline } from "./Pipeline.js"
 import type { StageContext } from "./Stage.js"
@@ -62,7 +63,7 @@ export interface Options {
 }
 
 /** The services a turn needs. @category Models */
-export type Requirements = ModelClient | ToolRuntime | ToolRegistry | Pipeline | SessionState
+export type Requirements = ModelClient | ToolRuntime.ToolRuntime | ToolRegistry | Pipeline | SessionState
 
 /**
  * Runs one turn on the session's conversation (which must end with the user's message). Emits
@@ -74,7 +75,7 @@ export type Requirements = ModelClient | ToolRuntime | ToolRegistry | Pipeline |
 export const run = (options: Options): Stream.Stream<TurnEvent, never, Requirements> =>
   Stream.unwrap(Effect.gen(function*() {
     const client = yield* ModelClient
-    const runtime = yield* ToolRuntime
+    const runtime = yield* ToolRuntime.ToolRuntime
     const registry = yield* ToolRegistry
     const pipeline = yield* Pipeline
     const session = yield* SessionState
@@ -88,7 +89,7 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
     let finished: TurnEvent | undefined
     let phase: "streaming" | "tools" = "streaming"
     let lastMessage: AssistantMessage | undefined
-    let pending: { readonly uses: ReadonlyArray<ToolUseBlock>; readonly results: Map<string, ToolResultBlock> } | undefined
+    let pending: { readonly uses: ReadonlyArray<ToolUseBlock>; readonly results: ReadonlyMap<string, ToolResultBlock> } | undefined
     let repaired: UserMessage | undefined
 
     const complete = (reason: TerminalReason, error?: ModelError, message?: string): TurnEvent => {
@@ -121,36 +122,60 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       return Ref.update(session.messages, (ms) => [...ms, message])
     })
 
-    /** Runs the tool calls of `result`; the events that follow them. */
-    const runTools = (result: Accumulator.Result): Effect.Effect<Array<TurnEvent>> =>
-      Effect.gen(function*() {
-        const uses = result.message.toolUses
-        phase = "tools"
-        const results = new Map<string, ToolResultBlock>()
-        pending = { uses, results }
-        const calls = uses.map((block) => ({ block, malformedInput: result.malformedToolInput.get(block.id) }))
-        yield* Stream.runForEach(
-          runtime.run(calls, options.cwd),
-          (r) => Effect.sync(() => results.set(r.tool_use_id, r))
-        )
-        const message = new UserMessage({ content: uses.map((u) => results.get(u.id)!) })
-        pending = undefined
-        phase = "streaming"
-        yield* Ref.update(session.messages, (ms) => [...ms, message])
-        const events: Array<TurnEvent> = [TurnEvent.ToolResults({ message })]
-        if (iteration >= maxTurns) events.push(complete("max_turns"))
-        return events
-      })
+    /**
+     * The tool calls of `result`, already added to `executor` (most started while the answer
+     * streamed): progress and subagent messages as they happen, then the results in `tool_use` order.
+     */
+    const runTools = (result: Accumulator.Result, executor: ToolRuntime.Executor): Stream.Stream<TurnEvent> => {
+      const uses = result.message.toolUses
+      phase = "tools"
+      pending = { uses, results: executor.finished }
+      const events = executor.events.pipe(Stream.filterMap((event): Option.Option<TurnEvent> => {
+        switch (event._tag) {
+          case "Result":
+            return Option.none()
+          case "Progress":
+            return Option.some(TurnEvent.ToolProgress({
+              toolUseId: event.toolUseId,
+              toolName: event.toolName,
+              elapsedSeconds: event.elapsedSeconds
+            }))
+          case "Message":
+            return Option.some(TurnEvent.ToolMessage({ message: event.message }))
+        }
+      }))
+      return Stream.concat(
+        events,
+        Stream.fromIterableEffect(Effect.gen(function*() {
+          const results = executor.finished
+          const message = new UserMessage({ content: uses.map((u) => results.get(u.id) ?? interruptedResult(u.id)) })
+          pending = undefined
+          phase = "streaming"
+          yield* Ref.update(session.messages, (ms) => [...ms, message])
+          const out: Array<TurnEvent> = [TurnEvent.ToolResults({ message })]
+          if (iteration >= maxTurns) out.push(complete("max_turns"))
+          return out
+        }))
+      )
+    }
 
     /** Adds the time since `startedAt` to the session's API time. */
     const recordApiTime = (startedAt: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(session.apiDurationMs, (d) => d + now - startedAt))
 
-    /** The answer whose tool calls run next, if it made any. */
-    let toolCalls: Accumulator.Result | undefined
+    /** The answer whose tool calls run next, if it made any, with the executor running them. */
+    let toolCalls: { readonly result: Accumulator.Result; readonly executor: ToolRuntime.Executor } | undefined
 
-    /** Once the model's answer is complete: record it, and emit it before its tools run. */
-    const afterModel = (acc: Accumulator.State, startedAt: number): Effect.Effect<Array<TurnEvent>> =>
+    /**
+     * Once the model's answer is complete: record it, and emit it before its tools' results. Calls
+     * whose blocks completed while streaming are already running; any other is added now.
+     */
+    const afterModel = (
+      acc: Accumulator.State,
+      startedAt: number,
+      executor: ToolRuntime.Executor,
+      started: ReadonlySet<string>
+    ): Effect.Effect<Array<TurnEvent>> =>
       Effect.gen(function*() {
         yield* recordApiTime(startedAt)
         const result = Accumulator.finish(acc)
@@ -182,7 +207,11 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
           return events
         }
         if (message.toolUses.length === 0) return [assistant, complete("completed")]
-        toolCalls = result
+        for (const block of message.toolUses) {
+          if (!started.has(block.id)) executor.add({ block, malformedInput: result.malformedToolInput.get(block.id) })
+        }
+        executor.close()
+        toolCalls = { result, executor }
         return [assistant]
       })
 
@@ -193,7 +222,7 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       const history = yield* Ref.get(session.messages)
       // Stages about to do slow work (a compaction's model call) say so before they start.
       const statuses = pipeline.announce(history, stageContext())
-      const call = Stream.unwrap(callModel(history))
+      const call = Stream.unwrapScoped(callModel(history))
       return statuses.length === 0
         ? call
         : Stream.concat(Stream.fromIterable(statuses.map((status) => TurnEvent.Status({ status }))), call)
@@ -235,6 +264,10 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       }
       const startedAt = yield* Clock.currentTimeMillis
       let acc = Accumulator.make()
+      // Tool calls start as their blocks complete, while the answer still streams; they run in this
+      // iteration's scope, so an error or interruption before the answer is recorded stops them.
+      const executor = yield* runtime.start(options.cwd)
+      const started = new Set<string>()
       const events: Stream.Stream<TurnEvent, ModelError> = client.stream(request).pipe(
         Stream.mapChunks((chunk) => {
           // Indexed loops over the backing array: a chunk's iterator costs more than the work per event.
@@ -251,7 +284,12 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
                 out ??= []
                 if (emitStreamEvents && batch.length > 0) out.push({ _tag: "StreamEvents", events: batch })
                 batch = []
-                if (item._tag === "Retracted") acc = Accumulator.make()
+                if (item._tag === "Retracted") {
+                  // The partial answer is void, and so are the calls it started.
+                  acc = Accumulator.make()
+                  started.clear()
+                  executor.discard()
+                }
                 else if (item._tag === "ModelSwitched") model = item.to
                 out.push(TurnEvent.Notice({ notice: item }))
               }
@@ -259,6 +297,13 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
               continue
             }
             Accumulator.step(acc, item)
+            if (item.type === "content_block_stop") {
+              const block = Accumulator.completedToolUse(acc, item.index)
+              if (block !== undefined && !started.has(block.id)) {
+                started.add(block.id)
+                executor.add({ block, malformedInput: acc.malformedToolInput.get(block.id) })
+              }
+            }
             if (batch !== undefined) batch.push(item)
           }
           const rest = batch ?? (items as ReadonlyArray<StreamEvent>)
@@ -271,12 +316,15 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
           return Chunk.unsafeFromArray(out)
         })
       )
-      const tools = Stream.fromIterableEffect(Effect.suspend(() => {
-        const result = toolCalls
+      const tools = Stream.suspend(() => {
+        const calls = toolCalls
         toolCalls = undefined
-        return result === undefined ? Effect.succeed([]) : runTools(result)
-      }))
-      const answer = Stream.concat(events, Stream.fromIterableEffect(Effect.suspend(() => afterModel(acc, startedAt))))
+        return calls === undefined ? Stream.empty : runTools(calls.result, calls.executor)
+      })
+      const answer = Stream.concat(
+        events,
+        Stream.fromIterableEffect(Effect.suspend(() => afterModel(acc, startedAt, executor, started)))
+      )
         .pipe(
           Stream.catchAll((error) =>
             Stream.concat(
