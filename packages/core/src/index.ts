@@ -42,6 +42,8 @@ export * as ModelRequest from "./model/ModelRequest.js"
 export * as PermissionRule from "./permission/PermissionRule.js"
 /** The permission check before every tool call. */
 export * as Permissions from "./permission/Permissions.js"
+/** The decorator that records every denial in the session's permission denials. */
+export * as DenialRecording from "./permission/DenialRecording.js"
 /** The preprocessing pipeline. */
 export * as Pipeline from "./turn/Pipeline.js"
 /** Model prices. */

@@ -13,9 +13,8 @@ import * as Context from "effect/Context"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Ref from "effect/Ref"
+import { recordingDenials } from "../permission/DenialRecording.js"
 import { Permissions } from "../permission/Permissions.js"
-import { SessionState } from "../session/SessionState.js"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -98,20 +97,15 @@ interface Planned {
   readonly safe: boolean
 }
 
-/** Records a denied call in the session's permission denials (when the call runs inside a session). */
-const recordDenial = (toolName: string, toolUseId: string, input: unknown) =>
-  Effect.flatMap(Effect.serviceOption(SessionState), (state) =>
-    state._tag === "None"
-      ? Effect.void
-      : Ref.update(state.value.permissionDenials, (ds) => [...ds, { tool_name: toolName, tool_use_id: toolUseId, tool_input: input }]))
-
 /**
  * Builds the runtime over a registry. With `permissions`, every call is checked before it runs: a
- * denied call gets an error result saying why, and is recorded in the session's permission denials.
+ * denied call gets an error result saying why, and is recorded in the session's permission denials
+ * (the check is decorated by `DenialRecording.recordingDenials`).
  *
  * @category Constructors
  */
-export const make = (registry: ToolRegistry["Type"], options: Options = {}, permissions?: Permissions["Type"]): Service => {
+export const make = (registry: ToolRegistry["Type"], options: Options = {}, policy?: Permissions["Type"]): Service => {
+  const permissions = policy === undefined ? undefined : recordingDenials(policy)
   const maxConcurrency = options.maxConcurrency ?? 10
   // One decoder per tool, built once: building a decoder walks the schema.
   const decoders = new Map(
@@ -185,9 +179,7 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}, perm
           cwd
         }),
         (decision): Effect.Effect<{ readonly input: unknown } | { readonly denied: string }> => {
-          if (decision._tag === "Deny") {
-            return Effect.as(recordDenial(tool.name, id, p.call.block.input), { denied: decision.message })
-          }
+          if (decision._tag === "Deny") return Effect.succeed({ denied: decision.message })
           if (decision.updatedInput === undefined) return Effect.succeed({ input: decoded })
           const redecoded = decoders.get(tool)!(decision.updatedInput)
           return Effect.succeed(
