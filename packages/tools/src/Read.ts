@@ -1,15 +1,21 @@
 /**
- * `Read`: reads a text file as numbered lines (`cat -n` style), with Claude Code's name and input
- * fields (`file_path`, `offset`, `limit`). Relative paths resolve against the session's working
- * directory; binary files and directories are refused with a message the model can act on.
+ * `Read`: reads a file with Claude Code's name and input fields (`file_path`, `offset`, `limit`).
+ * Text comes back as numbered lines (`cat -n` style); images the API takes (PNG, JPEG, GIF, WebP,
+ * recognised by their bytes, whatever the file is called) come back as an `image` block and PDFs as
+ * a `document` block, so the model sees the picture or the pages. Relative paths resolve against
+ * the session's working directory; other binary files, directories, and images or PDFs too large
+ * for the API are refused with a message the model can act on. Every read records the file's mtime
+ * (`FileState`), which Edit and Write check.
  *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { FileState, Tool } from "@keel/core"
+import { FileState, Message, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as MediaType from "./MediaType.js"
 
 /** Lines returned when no `limit` is given. @category Constants */
 export const DEFAULT_LIMIT = 2000
@@ -17,6 +23,21 @@ export const DEFAULT_LIMIT = 2000
 export const MAX_LINE_LENGTH = 2000
 /** Most characters one Read returns (about 25,000 tokens); past that, ask for a range. @category Constants */
 export const MAX_OUTPUT_CHARS = 100_000
+/**
+ * Largest image returned, in bytes (3.75 MB): base64 makes it a third larger, and the API takes at
+ * most 5 MB per image.
+ *
+ * @category Constants
+ */
+export const MAX_IMAGE_BYTES = 3_932_160
+/** Longest side of an image the API accepts, in pixels. @category Constants */
+export const MAX_IMAGE_SIDE = 8000
+/** Largest PDF returned, in bytes (20 MB): base64 makes it 27 MB, under the API's 32 MB per request. @category Constants */
+export const MAX_PDF_BYTES = 20_971_520
+/** Most pages of a PDF the API reads in one request. @category Constants */
+export const MAX_PDF_PAGES = 100
+/** Bytes looked at to tell what a file is (magic numbers, NUL bytes). @category Constants */
+export const SNIFF_BYTES = 8192
 
 /** The input, as the model sends it. @category Schemas */
 export const Input = Schema.Struct({
@@ -33,18 +54,22 @@ export const Input = Schema.Struct({
   )
 })
 
+const megabytes = (bytes: number): string => `${(bytes / 1_048_576).toFixed(2).replace(/\.?0+$/, "")} MB`
+
 const description = [
   "Reads a file from the local filesystem.",
   "- file_path should be an absolute path; a relative path is resolved against the working directory.",
   `- By default it reads up to ${DEFAULT_LIMIT} lines from the start of the file; use offset and limit for long files.`,
   `- Lines longer than ${MAX_LINE_LENGTH} characters are truncated.`,
   "- Results are returned cat -n style: the line number, a tab, then the line.",
-  "- It reads text files only; binary files are refused."
+  `- Images (PNG, JPEG, GIF, WebP, up to ${megabytes(MAX_IMAGE_BYTES)}) are returned as images you can see.`,
+  `- PDFs (up to ${megabytes(MAX_PDF_BYTES)} and ${MAX_PDF_PAGES} pages) are returned as documents, text and pages.`,
+  "- Other binary files are refused."
 ].join("\n")
 
 /** Whether these bytes look binary: a NUL byte in the first 8 KB. @category Utils */
 export const isBinary = (bytes: Uint8Array): boolean => {
-  const n = Math.min(bytes.length, 8192)
+  const n = Math.min(bytes.length, SNIFF_BYTES)
   for (let i = 0; i < n; i++) if (bytes[i] === 0) return true
   return false
 }
@@ -58,6 +83,59 @@ export const numberLines = (lines: ReadonlyArray<string>, first: number): string
     out.push(`${String(first + i).padStart(6, " ")}\t${line}`)
   }
   return out.join("\n")
+}
+
+/** Base64 of bytes, without copying them (Node's encoder: Effect's pure one takes seconds on megabytes). */
+const base64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
+
+const shrinkHint = "Make a smaller copy with an image tool in Bash (for example `convert in.png -resize 50% out.png`) and read that."
+
+/** Fails when an image or PDF of `size` bytes is more than the API takes. */
+const checkSize = (file: string, kind: MediaType.Sniffed, size: number): Effect.Effect<void, Tool.ToolError> => {
+  if (kind._tag === "Image" && size > MAX_IMAGE_BYTES) {
+    return Tool.fail(
+      `${file} is a ${kind.name} image of ${megabytes(size)}; Read returns images up to ${megabytes(MAX_IMAGE_BYTES)} ` +
+        `(the API takes 5 MB per image, base64 encoded). ${shrinkHint}`
+    )
+  }
+  if (kind._tag === "Pdf" && size > MAX_PDF_BYTES) {
+    return Tool.fail(
+      `${file} is a PDF of ${megabytes(size)}; Read returns PDFs up to ${megabytes(MAX_PDF_BYTES)}. ` +
+        "Split it (for example `qpdf in.pdf --pages . 1-20 -- part.pdf`) or extract its text (`pdftotext in.pdf out.txt`) in Bash, and read the parts."
+    )
+  }
+  return Effect.void
+}
+
+/** An image as the block the model sees, or the reason it cannot be sent. */
+const imageOutput = (
+  file: string,
+  bytes: Uint8Array,
+  image: Extract<MediaType.Sniffed, { _tag: "Image" }>
+): Effect.Effect<Tool.ToolOutput, Tool.ToolError> => {
+  const size = MediaType.imageSize(bytes, image.mediaType)
+  if (size !== undefined && (size.width > MAX_IMAGE_SIDE || size.height > MAX_IMAGE_SIDE)) {
+    return Tool.fail(
+      `${file} is a ${image.name} image of ${size.width}×${size.height} pixels; the API takes at most ${MAX_IMAGE_SIDE} pixels on a side. ${shrinkHint}`
+    )
+  }
+  return Effect.succeed([
+    new Message.ImageBlock({ source: { type: "base64", media_type: image.mediaType, data: base64(bytes) } })
+  ])
+}
+
+/** A PDF as the block the model sees, or the reason it cannot be sent. */
+const pdfOutput = (file: string, bytes: Uint8Array): Effect.Effect<Tool.ToolOutput, Tool.ToolError> => {
+  const pages = MediaType.pdfPageCount(bytes)
+  if (pages !== undefined && pages > MAX_PDF_PAGES) {
+    return Tool.fail(
+      `${file} is a PDF of about ${pages} pages; the API reads at most ${MAX_PDF_PAGES} pages at once. ` +
+        "Split it (for example `qpdf in.pdf --pages . 1-50 -- part.pdf`) or extract its text (`pdftotext in.pdf out.txt`) in Bash, and read the parts."
+    )
+  }
+  return Effect.succeed([
+    new Message.DocumentBlock({ source: { type: "base64", media_type: "application/pdf", data: base64(bytes) } })
+  ])
 }
 
 /** The Read tool over the platform's file system. @category Constructors */
@@ -85,11 +163,25 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type>, never, FileSystem
           if (info.type === "Directory") {
             return yield* Tool.fail(`${file} is a directory, not a file. List it with a shell or glob tool instead.`)
           }
-          const bytes = yield* fs.readFile(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
+          const cannotRead = (e: { readonly message: string }) => Tool.fail(`Cannot read ${file}: ${e.message}`)
+          const head = yield* Effect.scoped(Effect.flatMap(fs.open(file), (f) => f.readAlloc(SNIFF_BYTES))).pipe(
+            Effect.map(Option.getOrElse(() => new Uint8Array(0))),
+            Effect.catchAll(cannotRead)
+          )
           yield* FileState.record(file, info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
-          if (isBinary(bytes)) {
-            return yield* Tool.fail(`${file} is a binary file (${bytes.length} bytes); Read reads text files only.`)
+          const size = Number(info.size)
+          const kind = MediaType.sniff(head)
+          if (kind !== undefined) yield* checkSize(file, kind, size)
+          if (kind === undefined && isBinary(head)) {
+            return yield* Tool.fail(
+              `${file} is a binary file (${size} bytes); Read reads text files, images (PNG, JPEG, GIF, WebP) and PDFs only. ` +
+                "Inspect it with a shell command (for example `file` or `xxd | head`) instead."
+            )
           }
+          const bytes = yield* fs.readFile(file).pipe(Effect.catchAll(cannotRead))
+          if (kind !== undefined) yield* checkSize(file, kind, bytes.length)
+          if (kind?._tag === "Image") return yield* imageOutput(file, bytes, kind)
+          if (kind?._tag === "Pdf") return yield* pdfOutput(file, bytes)
           if (bytes.length === 0) return `(${file} exists but is empty)`
           const text = new TextDecoder("utf-8").decode(bytes)
           const lines = text.split(/\r?\n/)

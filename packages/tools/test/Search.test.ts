@@ -73,4 +73,27 @@ describe("Grep", () => {
       assert.include(err(yield* call(Grep.tool, { pattern: "(" }, dir)), "Invalid regular expression")
       assert.include(err(yield* call(Grep.tool, { pattern: "a", type: "cobol" }, dir)), "Unknown type")
     }))
+
+  it.effect("matches line by line unless multiline, and a final line break adds no line", () =>
+    Effect.gen(function*() {
+      const dir = project()
+      // Without multiline, \s cannot reach the next line (as in ripgrep).
+      assert.strictEqual(ok(yield* call(Grep.tool, { pattern: "1\\s+//", output_mode: "content" }, dir)), "No matches found")
+      assert.strictEqual(
+        ok(yield* call(Grep.tool, { pattern: "1\\s+//", output_mode: "content", multiline: true }, dir)),
+        "src/a.ts:1:export const alpha = 1\nsrc/a.ts:2:// TODO: beta"
+      )
+      // Context stops at the last line: no empty line after the file's final line break.
+      assert.strictEqual(
+        ok(yield* call(Grep.tool, { pattern: "gamma", output_mode: "content", "-A": 3 }, dir)),
+        "src/a.ts:3:const gamma = alpha + 1"
+      )
+      // A match ending with a line break marks only the line it ends.
+      assert.strictEqual(
+        ok(yield* call(Grep.tool, { pattern: "wisely\\.\\n", output_mode: "content", multiline: true }, dir)),
+        "docs/guide.md:2:Use alpha wisely."
+      )
+      assert.strictEqual(ok(yield* call(Grep.tool, { pattern: "a", output_mode: "count", path: "src/b.ts" }, dir)), "src/b.ts:6")
+      assert.include(err(yield* call(Grep.tool, { pattern: "a", type: "toString" }, dir)), "Unknown type")
+    }))
 })
