@@ -37,7 +37,16 @@ describe("keel -p", () => {
     const first = server.requests[0]!.body
     assert.strictEqual(first.model, "claude-sonnet-4-6")
     assert.strictEqual(first.stream, true)
-    assert.deepStrictEqual(first.tools.map((t: any) => t.name), ["Read", "Write", "Edit", "Bash", "Glob", "Grep"])
+    assert.deepStrictEqual(first.tools.map((t: any) => t.name), [
+      "Read",
+      "Write",
+      "Edit",
+      "Bash",
+      "Glob",
+      "Grep",
+      "TodoWrite",
+      "Task"
+    ])
     assert.deepStrictEqual(first.messages, [{ role: "user", content: "read README.md and summarise it" }])
     assert.include(first.system, fs.realpathSync(dir))
     const second = server.requests[1]!.body
@@ -71,7 +80,7 @@ describe("keel -p", () => {
     const init = messages[0]
     assert.strictEqual(init.cwd, fs.realpathSync(dir))
     assert.strictEqual(init.model, "claude-sonnet-4-6")
-    assert.deepStrictEqual(init.tools, ["Read", "Write", "Edit", "Bash", "Glob", "Grep"])
+    assert.deepStrictEqual(init.tools, ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite", "Task"])
     assert.strictEqual(init.permissionMode, "default")
     assert.strictEqual(messages[1].message.content[0].type, "tool_use")
     assert.strictEqual(messages[1].parent_tool_use_id, null)

@@ -7,7 +7,7 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, lines, run, workdir } from "./support/KeelProcess.js"
+import { closeServers, runStreamJson, workdir } from "./support/KeelProcess.js"
 
 afterEach(() => closeServers())
 
@@ -17,15 +17,7 @@ const readThenAnswer = (file: string): ReadonlyArray<FakeAnthropic.ScriptItem> =
   FakeAnthropic.textReply("done")
 ]
 
-/** Runs keel in `dir` with `args`, KEEL_HOME inside `dir`; the parsed stream-json lines. */
-const keel = async (dir: string, script: ReadonlyArray<FakeAnthropic.ScriptItem>, args: ReadonlyArray<string>) => {
-  const server = await fake(script)
-  const r = await run(["-p", "go", "--output-format", "stream-json", ...args], {
-    env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") },
-    cwd: dir
-  })
-  return { ...r, server, messages: r.code === 2 ? [] : lines(r.stdout) }
-}
+const keel = runStreamJson
 
 const toolResultOf = (request: { body: any }) => request.body.messages.at(-1).content[0]
 

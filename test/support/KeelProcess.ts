@@ -81,3 +81,17 @@ export const envFor = (server: FakeAnthropic.FakeAnthropic): Record<string, stri
 
 /** The JSON values of `stream-json` output, one a line. */
 export const lines = (stdout: string): Array<any> => stdout.trim().split("\n").map((l) => JSON.parse(l))
+
+/**
+ * Runs `keel -p go --output-format stream-json` in `dir` with `args` against a fake API playing
+ * `script`, with `KEEL_HOME` inside `dir`: the run, the fake (its recorded requests), and the parsed
+ * stream-json lines (none for a usage error).
+ */
+export const runStreamJson = async (dir: string, script: ReadonlyArray<FakeAnthropic.ScriptItem>, args: ReadonlyArray<string>) => {
+  const server = await fake(script)
+  const r = await run(["-p", "go", "--output-format", "stream-json", ...args], {
+    env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") },
+    cwd: dir
+  })
+  return { ...r, server, messages: r.code === 2 ? [] : lines(r.stdout) }
+}

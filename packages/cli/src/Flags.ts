@@ -8,7 +8,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander"
 
 /** The built-in tools `--tools` may name (kept here so parsing does not load the tools). @category Constants */
-export const builtinToolNames: ReadonlyArray<string> = ["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
+export const builtinToolNames: ReadonlyArray<string> = ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite", "Task"]
 
 /** Output formats of headless mode. @category Models */
 export type OutputFormat = "text" | "json" | "stream-json"
@@ -34,6 +34,10 @@ export interface Flags {
   readonly addDirs: ReadonlyArray<string>
   /** The built-in tools to offer (`--tools`); all when undefined. */
   readonly tools: ReadonlyArray<string> | undefined
+  /** MCP configs from `--mcp-config`: paths of JSON files, or JSON text. */
+  readonly mcpConfig: ReadonlyArray<string>
+  /** Only the MCP servers of `--mcp-config`, not `.mcp.json`'s (`--strict-mcp-config`). */
+  readonly strictMcpConfig: boolean
 }
 
 /** Permission modes (Claude Code's). @category Models */
@@ -106,6 +110,11 @@ export const program = (version: string): Command =>
     )
     .option("--add-dir <directories...>", "more folders the file tools may use without asking")
     .option("--tools <names>", "the built-in tools to offer, comma-separated (\"\" for none; default: all)")
+    .option(
+      "--mcp-config <configs...>",
+      "MCP servers from JSON files or strings ({\"mcpServers\": {...}}), besides those of .mcp.json"
+    )
+    .option("--strict-mcp-config", "use only the MCP servers of --mcp-config, not those of .mcp.json", false)
     .option("--dangerously-skip-permissions", "allow every tool call that no deny rule denies (bypassPermissions)", false)
     .option(
       "--fallback-model <models>",
@@ -155,6 +164,8 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     dangerouslySkipPermissions: boolean
     tools?: string
     addDir?: Array<string>
+    mcpConfig?: Array<string>
+    strictMcpConfig: boolean
   }>()
   const usage = (message: string): Parsed => ({
     _tag: "Exit",
@@ -185,6 +196,16 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   if (o.includePartialMessages && o.outputFormat !== "stream-json") {
     return usage("--include-partial-messages only works with --output-format stream-json.")
   }
+  // --mcp-config takes every value after it: a prompt written after it reads as a config.
+  const swallowed = cmd.args[0] === undefined
+    ? o.mcpConfig?.at(-1)
+    : undefined
+  if (swallowed !== undefined && /\s/.test(swallowed.trim()) && !swallowed.trim().startsWith("{") && !swallowed.endsWith(".json")) {
+    return usage(
+      `--mcp-config takes every value after it, so ${JSON.stringify(swallowed)} was read as an MCP config; ` +
+        `put the prompt before --mcp-config (keel -p "prompt" --mcp-config servers.json) or end the configs with --.`
+    )
+  }
   return {
     _tag: "Run",
     flags: {
@@ -202,7 +223,9 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       disallowedTools: splitRules(o.disallowedTools ?? []),
       permissionMode: o.dangerouslySkipPermissions ? "bypassPermissions" : o.permissionMode,
       tools,
-      addDirs: o.addDir ?? []
+      addDirs: o.addDir ?? [],
+      mcpConfig: o.mcpConfig ?? [],
+      strictMcpConfig: o.strictMcpConfig
     }
   }
 }

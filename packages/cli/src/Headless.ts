@@ -15,11 +15,11 @@ import {
   type Pipeline,
   Resilience,
   Session,
-  type ToolRegistry,
+  ToolRegistry,
   ToolRuntime
 } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { BuiltinTools } from "@keel/tools"
+import { BuiltinTools, type McpConfig, McpServers } from "@keel/tools"
 import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -57,15 +57,27 @@ export const modelLayer = (
  * @category Layers
  */
 export const layer = (
-  flags: Pick<Flags, "fallbackModels" | "allowedTools" | "disallowedTools" | "permissionMode" | "tools" | "addDirs">
+  flags: Pick<
+    Flags,
+    | "fallbackModels"
+    | "allowedTools"
+    | "disallowedTools"
+    | "permissionMode"
+    | "tools"
+    | "addDirs"
+    | "model"
+    | "mcpConfig"
+    | "strictMcpConfig"
+  >
 ): Layer.Layer<
   | ModelClient.ModelClient
   | Pipeline.Pipeline
   | Compactor.Compactor
   | ToolRuntime.ToolRuntime
   | ToolRegistry.ToolRegistry
-  | Permissions.Permissions,
-  AnthropicModel.MissingCredentials | ConfigError | Settings.InvalidSettings
+  | Permissions.Permissions
+  | McpServers.McpServers,
+  AnthropicModel.MissingCredentials | ConfigError | Settings.InvalidSettings | McpConfig.InvalidMcpConfig
 > => {
   const model = modelLayer(flags.fallbackModels)
   const permissions = Layer.effect(
@@ -75,12 +87,20 @@ export const layer = (
       return Permissions.make(yield* Settings.permissions(flags, home, process.cwd()))
     })
   )
+  // The built-in tools, then the tools of the MCP servers of .mcp.json and --mcp-config (started
+  // when the layer is built, closed with it: at the end of the run or on interruption).
+  const mcp = McpServers.layerConfig({ cwd: process.cwd(), configs: flags.mcpConfig, strict: flags.strictMcpConfig })
+  const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
+    // Subagents (Task) run on --model unless their call or type names another.
+    Layer.provide(BuiltinTools.layer(flags.tools, { task: { model: flags.model } })),
+    Layer.provideMerge(mcp)
+  )
   return Layer.mergeAll(
     model,
     ContextManagement.layerConfig.pipe(Layer.provide(model)),
     ToolRuntime.layerConfig
   ).pipe(
-    Layer.provideMerge(BuiltinTools.layer(flags.tools)),
+    Layer.provideMerge(tools),
     Layer.provideMerge(permissions),
     Layer.provide(NodeContext.layer)
   )
@@ -152,10 +172,17 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
   const program = Effect.gen(function*() {
     const model = flags.model ?? (yield* AnthropicModel.modelConfig)
     const permissions = yield* Permissions.Permissions
+    const mcpServers = yield* (yield* McpServers.McpServers).status
+    for (const server of mcpServers) {
+      if (server.status === "connected") continue
+      const what = server.status === "needs-auth" ? "needs authorization" : "failed to start"
+      io.err(`keel: MCP server ${server.name} ${what}: ${server.error}\n`)
+    }
     const session = yield* Session.make({
       model,
       cwd,
       permissionMode: permissions.config.mode,
+      mcpServers: mcpServers.map((server) => ({ name: server.name, status: server.status })),
       maxTurns: flags.maxTurns,
       includePartialMessages: flags.includePartialMessages,
       systemPrompt: flags.systemPrompt ??
@@ -194,6 +221,10 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
         return 1
       }
       if (error._tag === "InvalidSettings") {
+        io.err(`keel: ${error.message}\n`)
+        return 2
+      }
+      if (error._tag === "InvalidMcpConfig") {
         io.err(`keel: ${error.message}\n`)
         return 2
       }

@@ -116,6 +116,16 @@ describe("PermissionRule", () => {
     assert.isTrue(PermissionRule.matches({ toolName: "mcp__fs__read_file" }, "mcp__fs__read_file", {}, cwd))
     assert.isFalse(PermissionRule.matches({ toolName: "mcp__fs__read_file" }, "mcp__fs__write_file", {}, cwd))
   })
+
+  it("an MCP tool needs a rule even when its server says it only reads; plan mode denies it without one", () => {
+    // isReadOnly = true: the server's readOnlyHint.
+    assert.strictEqual(decide({}, "mcp__fs__read_file", {}, true), "Ask")
+    assert.strictEqual(decide({ mode: "dontAsk" }, "mcp__fs__read_file", {}, true), "Deny")
+    assert.strictEqual(decide({ mode: "plan" }, "mcp__fs__read_file", {}, true), "Deny")
+    assert.strictEqual(decide({ allow: ["mcp__fs"] }, "mcp__fs__read_file", {}, true), "Allow")
+    assert.strictEqual(decide({ mode: "plan", allow: ["mcp__fs__read_file"] }, "mcp__fs__read_file", {}, true), "Allow")
+    assert.strictEqual(decide({ mode: "bypassPermissions" }, "mcp__fs__write_file", {}, false), "Allow")
+  })
 })
 
 describe("The permission matrix", () => {

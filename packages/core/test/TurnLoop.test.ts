@@ -105,6 +105,7 @@ describe("TurnLoop", () => {
       const messages = yield* Ref.get(state.messages)
       assert.deepStrictEqual(messages.map((m) => m.role), ["user", "assistant"])
       assert.deepStrictEqual(yield* Ref.get(state.turnCount), 1)
+      assert.strictEqual(yield* Ref.get(state.model), "claude-test") // what subagents inherit
       const usage = (yield* Ref.get(state.usage)).get("claude-test")
       assert.deepStrictEqual(usage, {
         inputTokens: 10,

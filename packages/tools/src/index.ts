@@ -22,6 +22,16 @@ export * as BashReadOnly from "./BashReadOnly.js"
 export * as Glob from "./Glob.js"
 /** The Grep tool. */
 export * as Grep from "./Grep.js"
+/** What a Grep call asks for, shared by its two searches. */
+export * as GrepQuery from "./GrepQuery.js"
+/** What a Grep search found, and the text the model reads. */
+export * as GrepOutput from "./GrepOutput.js"
+/** Grep's built-in search, in process. */
+export * as BuiltinSearch from "./BuiltinSearch.js"
+/** Grep's fast path: ripgrep. */
+export * as Ripgrep from "./Ripgrep.js"
+/** What a file is, from its bytes: an image the API takes, a PDF. */
+export * as MediaType from "./MediaType.js"
 /** The TodoWrite tool: the session's task list. */
 export * as TodoWrite from "./TodoWrite.js"
 /** The Task tool: subagents. */
@@ -30,3 +40,13 @@ export * as Task from "./Task.js"
 export * as Subagents from "./Subagents.js"
 /** Walking the working tree as the search tools do. */
 export * as Workspace from "./Workspace.js"
+/** MCP server configuration: `.mcp.json` and `--mcp-config`. */
+export * as McpConfig from "./mcp/McpConfig.js"
+/** One MCP server's connection. */
+export * as McpConnection from "./mcp/McpConnection.js"
+/** MCP tool results as tool outputs, capped. */
+export * as McpResult from "./mcp/McpResult.js"
+/** The session's MCP servers, a scoped service. */
+export * as McpServers from "./mcp/McpServers.js"
+/** An MCP server's tool as a Keel tool. */
+export * as McpTool from "./mcp/McpTool.js"

@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { err, ok } from "./support/Outcome.js"
+import { alive } from "./support/Processes.js"
 
 const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "keel-bash-")))
 
@@ -21,15 +22,6 @@ const bash = (input: typeof Bash.Input.Type, cwd: string, toolUseId = "t1") =>
 
 const session = Layer.merge(NodeContext.layer, Layer.effect(SessionState.SessionState, SessionState.make("s")))
 
-/** Whether a process is alive. */
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** Waits (real time, bounded) for a file to hold a pid. */
 const pidFrom = (file: string) =>

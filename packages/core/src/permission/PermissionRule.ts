@@ -40,6 +40,9 @@ export const parse = (text: string): Rule | undefined => {
 /** The rule as written. @category Formatting */
 export const format = (rule: Rule): string => (rule.content === undefined ? rule.toolName : `${rule.toolName}(${rule.content})`)
 
+/** Whether a tool name is an MCP server's tool (`mcp__<server>__<tool>`). @category Predicates */
+export const isMcpTool = (toolName: string): boolean => toolName.startsWith("mcp__")
+
 const toolMatches = (rule: Rule, toolName: string): boolean =>
   rule.toolName === toolName || (rule.toolName.startsWith("mcp__") && !rule.toolName.slice(5).includes("__") &&
     toolName.startsWith(rule.toolName + "__"))

@@ -67,6 +67,15 @@ export const insideWorkspace = (config: Config, request: Pick<Request, "toolName
 /** The tools `acceptEdits` allows. @category Constants */
 export const EDIT_TOOLS: ReadonlySet<string> = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"])
 
+/**
+ * Tools that change only the session's own state (`TodoWrite`: its task list), nothing outside it:
+ * allowed without a rule in every mode, as read-only tools are (Claude Code never asks for them);
+ * a `deny` or `ask` rule naming them still applies.
+ *
+ * @category Constants
+ */
+export const SESSION_STATE_TOOLS: ReadonlySet<string> = new Set(["TodoWrite"])
+
 /** The outcome of a check. @category Models */
 export type Decision =
   | { readonly _tag: "Allow"; readonly updatedInput?: unknown }
@@ -118,8 +127,16 @@ export const decide = (
     const reason = `${toolName} would use a path outside the working directory (${cwd}) and the added directories`
     return config.mode === "dontAsk" || config.mode === "plan" ? { _tag: "Deny", reason } : { _tag: "Ask", reason }
   }
-  if (request.isReadOnly) return { _tag: "Allow" }
-  if (config.mode === "plan") return { _tag: "Deny", reason: "plan mode allows only read-only tools" }
+  // An MCP tool's read-only hint is its server's claim, not the user's: as in Claude Code, MCP tools
+  // run only when a rule (or the mode) allows them.
+  const mcp = PermissionRule.isMcpTool(toolName)
+  if ((request.isReadOnly && !mcp) || SESSION_STATE_TOOLS.has(toolName)) return { _tag: "Allow" }
+  if (config.mode === "plan") {
+    return {
+      _tag: "Deny",
+      reason: mcp ? "plan mode runs MCP tools only when a rule allows them" : "plan mode allows only read-only tools"
+    }
+  }
   if (config.mode === "acceptEdits" && EDIT_TOOLS.has(toolName)) return { _tag: "Allow" }
   const reason = `${toolName} needs permission and no rule allows this call`
   return config.mode === "dontAsk" ? { _tag: "Deny", reason } : { _tag: "Ask", reason }

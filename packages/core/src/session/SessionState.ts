@@ -25,6 +25,21 @@ export interface PermissionDenial {
   readonly tool_input: unknown
 }
 
+/** Where a task of the session's task list stands (Claude Code's `TodoWrite` statuses). @category Models */
+export type TodoStatus = "pending" | "in_progress" | "completed"
+
+/**
+ * One task of the session's task list: what to do (`content`, imperative: "Run the tests") and how
+ * it reads while under way (`activeForm`: "Running the tests").
+ *
+ * @category Models
+ */
+export interface Todo {
+  readonly content: string
+  readonly status: TodoStatus
+  readonly activeForm: string
+}
+
 /** @category Models */
 export interface Service {
   readonly sessionId: string
@@ -42,6 +57,14 @@ export interface Service {
   readonly fileState: Ref.Ref<ReadonlyMap<string, number>>
   /** The shell's working directory after the last Bash call (it carries over between calls). */
   readonly shellCwd: Ref.Ref<string | undefined>
+  /** The session's task list, as the model last wrote it with `TodoWrite` (empty until then). */
+  readonly todos: Ref.Ref<ReadonlyArray<Todo>>
+  /**
+   * The model of the session's current model call, set by the turn loop as each call begins (a
+   * fallback model once a turn has switched to it; `undefined` before the first turn). Subagents
+   * inherit it.
+   */
+  readonly model: Ref.Ref<string | undefined>
 }
 
 /** @category Context */
@@ -58,7 +81,9 @@ export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): 
       apiDurationMs: yield* Ref.make(0),
       permissionDenials: yield* Ref.make<ReadonlyArray<PermissionDenial>>([]),
       fileState: yield* Ref.make<ReadonlyMap<string, number>>(new Map()),
-      shellCwd: yield* Ref.make<string | undefined>(undefined)
+      shellCwd: yield* Ref.make<string | undefined>(undefined),
+      todos: yield* Ref.make<ReadonlyArray<Todo>>([]),
+      model: yield* Ref.make<string | undefined>(undefined)
     })
   })
 
@@ -77,5 +102,30 @@ export const addUsage = (
     cacheCreationInputTokens: (prev?.cacheCreationInputTokens ?? 0) + (usage.cache_creation_input_tokens ?? 0),
     requests: (prev?.requests ?? 0) + 1
   })
+  return next
+}
+
+/**
+ * Adds per-model totals to others (a subagent's usage to its parent's, so the parent's cost counts
+ * it).
+ *
+ * @category Combinators
+ */
+export const mergeUsage = (
+  totals: ReadonlyMap<string, ModelUsage>,
+  more: ReadonlyMap<string, ModelUsage>
+): ReadonlyMap<string, ModelUsage> => {
+  if (more.size === 0) return totals
+  const next = new Map(totals)
+  for (const [model, u] of more) {
+    const prev = next.get(model)
+    next.set(model, {
+      inputTokens: (prev?.inputTokens ?? 0) + u.inputTokens,
+      outputTokens: (prev?.outputTokens ?? 0) + u.outputTokens,
+      cacheReadInputTokens: (prev?.cacheReadInputTokens ?? 0) + u.cacheReadInputTokens,
+      cacheCreationInputTokens: (prev?.cacheCreationInputTokens ?? 0) + u.cacheCreationInputTokens,
+      requests: (prev?.requests ?? 0) + u.requests
+    })
+  }
   return next
 }

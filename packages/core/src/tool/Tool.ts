@@ -39,6 +39,11 @@ export interface Tool<in out I = any> {
   readonly description: string
   /** Decodes the model's raw input. Its JSON Schema is the `input_schema` sent to the API. */
   readonly input: Schema.Schema<I, any>
+  /**
+   * The `input_schema` sent to the API as is, instead of `input`'s JSON Schema: for tools described
+   * in JSON Schema already (MCP tools), whose input the tool's owner validates.
+   */
+  readonly inputSchema?: ToolDefinition["input_schema"] | undefined
   /** Whether this call only reads (permissions use it). */
   readonly isReadOnly: (input: I) => boolean
   /** Whether this call may run in parallel with other concurrency-safe calls. */
@@ -59,6 +64,8 @@ export interface MakeOptions<S extends Schema.Schema<any, any>> {
   readonly name: string
   readonly description: string
   readonly input: S
+  /** See {@link Tool.inputSchema}. */
+  readonly inputSchema?: ToolDefinition["input_schema"] | undefined
   readonly isReadOnly: boolean | ((input: S["Type"]) => boolean)
   readonly isConcurrencySafe?: boolean | ((input: S["Type"]) => boolean)
   readonly cancelsSiblingsOnError?: boolean
@@ -77,6 +84,7 @@ export const make = <S extends Schema.Schema<any, any>>(options: MakeOptions<S>)
     name: options.name,
     description: options.description,
     input: options.input,
+    ...(options.inputSchema === undefined ? {} : { inputSchema: options.inputSchema }),
     isReadOnly,
     isConcurrencySafe: options.isConcurrencySafe === undefined ? isReadOnly : predicate(options.isConcurrencySafe),
     cancelsSiblingsOnError: options.cancelsSiblingsOnError === true,
@@ -123,11 +131,14 @@ const inlineRefs = (root: Json): Json => {
 
 /**
  * The API's view of a tool: name, description, and the JSON Schema of its input (an object schema,
- * without the `$schema` key, references inlined).
+ * without the `$schema` key, references inlined), or the tool's own `inputSchema` as is.
  *
  * @category Conversions
  */
 export const toDefinition = (tool: Any): ToolDefinition => {
+  if (tool.inputSchema !== undefined) {
+    return { name: tool.name, description: tool.description, input_schema: tool.inputSchema }
+  }
   const { $schema: _, ...schema } = JSONSchema.make(tool.input) as unknown as Record<string, unknown>
   return {
     name: tool.name,

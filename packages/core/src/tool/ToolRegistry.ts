@@ -38,5 +38,22 @@ export const layer = (tools: ReadonlyArray<Any>): Layer.Layer<ToolRegistry> =>
 export const layerEffect = <E, R>(tools: Effect.Effect<ReadonlyArray<Any>, E, R>): Layer.Layer<ToolRegistry, E, R> =>
   Layer.effect(ToolRegistry, Effect.map(tools, make))
 
+/**
+ * A registry layer of the registry below plus the tools built by an effect, after them: the
+ * built-in tools, then an embedder's or MCP servers' tools. A name taken twice is a defect.
+ *
+ * @category Layers
+ */
+export const layerAppend = <E, R>(
+  tools: Effect.Effect<ReadonlyArray<Any>, E, R>
+): Layer.Layer<ToolRegistry, E, ToolRegistry | R> =>
+  Layer.effect(
+    ToolRegistry,
+    Effect.gen(function*() {
+      const below = yield* ToolRegistry
+      return make([...below.tools, ...(yield* tools)])
+    })
+  )
+
 /** No tools at all. @category Layers */
 export const layerEmpty: Layer.Layer<ToolRegistry> = layer([])

@@ -219,6 +219,7 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       iteration++
       phase = "streaming"
       yield* Ref.update(session.turnCount, (n) => n + 1)
+      yield* Ref.set(session.model, model)
       const history = yield* Ref.get(session.messages)
       // Stages about to do slow work (a compaction's model call) say so before they start.
       const statuses = pipeline.announce(history, stageContext())

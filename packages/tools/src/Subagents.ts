@@ -1,0 +1,105 @@
+/**
+ * The subagent types the `Task` tool can start, in Claude Code's names: each is a name, when to use
+ * it (the model reads this in `Task`'s description), its own system prompt, which of its parent's
+ * tools it gets, and optionally its own model and budget of model calls. No subagent ever gets
+ * `Task` itself, so subagents do not start subagents.
+ *
+ * @since 0.1.0
+ */
+import type { Tool } from "@keel/core"
+
+/** The name of the tool that starts subagents (never given to a subagent). @category Constants */
+export const TASK_TOOL_NAME = "Task"
+
+/** The type used when a `Task` call names none. @category Constants */
+export const DEFAULT_TYPE = "general-purpose"
+
+/** A subagent type. @category Models */
+export interface Definition {
+  /** What `subagent_type` names it by. */
+  readonly agentType: string
+  /** When to use it, for the model choosing one. */
+  readonly whenToUse: string
+  /** Its system prompt, for the working directory. */
+  readonly systemPrompt: (cwd: string) => string
+  /** The tools it gets, by name, among its parent's (those the parent lacks are left out); all of them when absent. */
+  readonly tools?: ReadonlyArray<string> | undefined
+  /** Its model (an alias or an id); the parent's when absent. */
+  readonly model?: string | undefined
+  /** The most model calls it may make; `Task`'s default when absent. */
+  readonly maxTurns?: number | undefined
+}
+
+const finalReport = [
+  "When you are done, answer with a complete report of what you found or did: the agent that started you sees",
+  "only your final message, not your tool calls or their results. Name the relevant files by absolute path and",
+  "quote the lines that matter."
+].join(" ")
+
+/**
+ * `general-purpose`: every tool of its parent except `Task`, for research and multi-step work.
+ *
+ * @category Definitions
+ */
+export const generalPurpose: Definition = {
+  agentType: "general-purpose",
+  whenToUse: "General-purpose agent for researching complex questions, searching for code, and executing " +
+    "multi-step tasks. When you are searching for a keyword or file and are not confident that you will find the " +
+    "right match in the first few tries, use this agent to perform the search for you.",
+  systemPrompt: (cwd) =>
+    [
+      "You are a Keel subagent: another agent started you to carry out one task, described in the user's message.",
+      "Use the tools you are given to complete it. Do what has been asked; nothing more, nothing less.",
+      "Look at files instead of guessing; search broadly when you do not know where something lives.",
+      "Do not create files unless the task needs them; prefer editing existing ones.",
+      finalReport,
+      `The working directory is ${cwd}.`
+    ].join("\n")
+}
+
+/**
+ * `Explore`: the read-only search tools (`Read`, `Glob`, `Grep`), to find and read code fast.
+ *
+ * @category Definitions
+ */
+export const explore: Definition = {
+  agentType: "Explore",
+  whenToUse: "Fast agent specialized for exploring codebases, with read-only tools. Use this when you need to " +
+    "quickly find files by patterns (eg. \"src/components/**/*.tsx\"), search code for keywords (eg. \"API " +
+    "endpoints\"), or answer questions about the codebase (eg. \"how do API endpoints work?\").",
+  tools: ["Read", "Glob", "Grep"],
+  systemPrompt: (cwd) =>
+    [
+      "You are a Keel subagent that explores a codebase: another agent started you to answer the question in the",
+      "user's message by finding files, searching code and reading it.",
+      "This is a read-only task: you have no tools to create, change or delete files, and you must not try to.",
+      "Use Glob to find files by name pattern, Grep to search their contents, Read to read a file you know.",
+      "Start broad and narrow down; make independent searches in parallel, several tool calls in one message.",
+      finalReport,
+      `The working directory is ${cwd}.`
+    ].join("\n")
+}
+
+/** The built-in types. @category Definitions */
+export const builtin: ReadonlyArray<Definition> = [generalPurpose, explore]
+
+/**
+ * The tools a subagent of this type gets from its parent's: those its definition names (all when
+ * it names none), in the parent's order, never `Task`.
+ *
+ * @category Tools
+ */
+export const toolsFor = (definition: Definition, parentTools: ReadonlyArray<Tool.Any>): ReadonlyArray<Tool.Any> =>
+  parentTools.filter((t) =>
+    t.name !== TASK_TOOL_NAME && (definition.tools === undefined || definition.tools.includes(t.name))
+  )
+
+/** What the model aliases a `Task` call may use stand for. @category Constants */
+export const MODEL_ALIASES: Readonly<Record<string, string>> = {
+  sonnet: "claude-sonnet-4-6",
+  opus: "claude-opus-4-6",
+  haiku: "claude-haiku-4-5"
+}
+
+/** A model id for an alias (`sonnet`, `opus`, `haiku`) or an id (unchanged). @category Models */
+export const resolveModel = (name: string): string => MODEL_ALIASES[name.trim().toLowerCase()] ?? name.trim()

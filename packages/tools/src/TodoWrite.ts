@@ -1,0 +1,79 @@
+/**
+ * `TodoWrite` (`todos`): the session's task list, with Claude Code's name and input. Each call
+ * replaces the whole list (kept in `SessionState.todos`, so a subagent's list is its own). A list
+ * with more than one task `in_progress` is refused with a message the model can act on, and the
+ * list stays as it was. It changes nothing outside the session, so it needs no permission (see
+ * `Permissions.SESSION_STATE_TOOLS`).
+ *
+ * @since 0.1.0
+ */
+import { SessionState, Tool } from "@keel/core"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+
+/** One task, as the model sends it. @category Schemas */
+export const Todo = Schema.Struct({
+  content: Schema.String.pipe(Schema.minLength(1)).annotations({
+    description: "What to do, in the imperative: \"Run the tests\""
+  }),
+  status: Schema.Literal("pending", "in_progress", "completed"),
+  activeForm: Schema.String.pipe(Schema.minLength(1)).annotations({
+    description: "The task in the present continuous, shown while it is under way: \"Running the tests\""
+  })
+})
+
+/** The input, as the model sends it. @category Schemas */
+export const Input = Schema.Struct({
+  todos: Schema.Array(Todo).annotations({ description: "The updated todo list" })
+})
+
+/** What a successful call answers (Claude Code's wording). @category Constants */
+export const SUCCESS = "Todos have been modified successfully. Ensure that you continue to use the todo list to track " +
+  "your progress. Please proceed with the current tasks if applicable"
+
+const description = [
+  "Creates and updates the task list of this session, to plan and track multi-step work and show the user progress.",
+  "",
+  "Use it for tasks of three or more steps, when the user gives several tasks, or asks for a todo list; not for a",
+  "single trivial step. Each call sends the whole list and replaces the previous one.",
+  "",
+  "- status: pending (not started), in_progress (working on it now), completed (done).",
+  "- Exactly one task is in_progress while you work; mark it completed as soon as it is done, before starting the next.",
+  "- Mark a task completed only when it is fully done: not when tests fail, the work is partial, or something blocks it",
+  "  (then keep it in_progress and add a task for what must be resolved).",
+  "- Each task has two forms: content, in the imperative (\"Run the tests\"), and activeForm, in the present",
+  "  continuous (\"Running the tests\")."
+].join("\n")
+
+/** Why `todos` is not an acceptable list, if it is not. @category Validation */
+export const problem = (todos: ReadonlyArray<SessionState.Todo>): string | undefined => {
+  const inProgress = todos.filter((t) => t.status === "in_progress")
+  if (inProgress.length > 1) {
+    return `${inProgress.length} tasks are in_progress (${inProgress.map((t) => `"${t.content}"`).join(", ")}); ` +
+      "work on one task at a time: keep exactly one in_progress and the others pending or completed."
+  }
+  return undefined
+}
+
+/** The TodoWrite tool. @category Constructors */
+export const tool: Tool.Tool<typeof Input.Type> = Tool.make({
+  name: "TodoWrite",
+  description,
+  input: Input,
+  // It writes the session's task list, so it is not read-only; two calls in one message run in order.
+  isReadOnly: false,
+  isConcurrencySafe: false,
+  call: (input) =>
+    Effect.gen(function*() {
+      const state = yield* Effect.serviceOption(SessionState.SessionState)
+      if (Option.isNone(state)) {
+        return yield* Tool.fail("TodoWrite keeps a session's task list, and there is no session here.")
+      }
+      const wrong = problem(input.todos)
+      if (wrong !== undefined) return yield* Tool.fail(wrong)
+      yield* Ref.set(state.value.todos, input.todos)
+      return SUCCESS
+    })
+})

@@ -1,0 +1,343 @@
+/**
+ * One MCP server's connection: its transport (a child process for a stdio server, HTTP for `http`
+ * and `sse`), the SDK client over it, the server's tools and its status. A connection lives in a
+ * Scope: closing the scope closes the client; a stdio server's stdin is ended, then it gets SIGTERM
+ * after 0.5 s and SIGKILL after 1.5 s more; an HTTP session is ended with a DELETE first. A server
+ * that fails to start, or does not within the start-up timeout (under `Clock`), is closed at once
+ * and reported `failed` (`needs-auth` for an HTTP 401) with why; one that exits later turns
+ * `failed`, and its calls fail naming it. Stdio servers still running when the process exits
+ * without closing them (Ctrl+C during start-up, a second Ctrl+C) are killed by an exit hook, so
+ * none is orphaned.
+ *
+ * @since 0.1.0
+ */
+import { Session } from "@keel/core"
+import type { ChildProcess } from "node:child_process"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { type CallToolResult, ErrorCode, McpError, type Tool as McpToolInfo } from "@modelcontextprotocol/sdk/types.js"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as McpConfig from "./McpConfig.js"
+
+/** Claude Code's default start-up timeout (`MCP_TIMEOUT`). @category Constants */
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000
+
+/** A server's status, in Claude Code's words. @category Models */
+export type Status = "pending" | "connected" | "failed" | "needs-auth" | "closed"
+
+/** A server's status and, unless connected, why. @category Models */
+export interface State {
+  readonly status: Status
+  readonly error?: string | undefined
+}
+
+/** What a connection offers. @category Models */
+export interface Connection {
+  readonly server: McpConfig.Server
+  /** The status now: a connected server that exits turns `failed`. */
+  readonly state: Effect.Effect<State>
+  /** The server's tools (none unless it connected). */
+  readonly tools: ReadonlyArray<McpToolInfo>
+  /** The server's name and version, as it reported them. */
+  readonly serverInfo?: { readonly name: string; readonly version: string } | undefined
+  /** The process id of a stdio server. */
+  readonly pid?: number | undefined
+  /** Calls a tool; rejects on transport errors, timeouts and when `signal` aborts. */
+  readonly callTool: (
+    name: string,
+    args: Record<string, unknown>,
+    options: { readonly signal: AbortSignal; readonly timeoutMs: number }
+  ) => Promise<CallToolResult>
+}
+
+/** Options of {@link connect}. @category Models */
+export interface Options {
+  /** The working directory of stdio servers. */
+  readonly cwd: string
+  /** How long a server may take to start and list its tools (default {@link DEFAULT_STARTUP_TIMEOUT_MS}). */
+  readonly startupTimeout?: Duration.DurationInput | undefined
+  /** The environment stdio servers start with, before their config's `env` (default `process.env`). */
+  readonly env?: McpConfig.Environment | undefined
+}
+
+class StartTimeout extends Schema.TaggedError<StartTimeout>()("StartTimeout", {}) {}
+
+// Stdio servers alive now, killed if the process exits without closing them.
+const alive = new Set<number>()
+let exitHook = false
+const killAlive = () => {
+  for (const pid of alive) {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // already gone
+    }
+  }
+}
+const track = (pid: number) => {
+  if (!exitHook) {
+    process.on("exit", killAlive)
+    exitHook = true
+  }
+  alive.add(pid)
+}
+
+/**
+ * The SDK's stdio transport, telling us the pid of the process it spawns as soon as it runs, and
+ * when that process has exited (the SDK's `close` returns early when another close is under way).
+ */
+class TrackedStdioTransport extends StdioClientTransport {
+  /** Settles when the process has exited (at once if it never started). */
+  exited: Promise<void> = Promise.resolve()
+  constructor(params: StdioServerParameters, private readonly onSpawn: (pid: number) => void) {
+    super(params)
+  }
+  override async start(): Promise<void> {
+    const started = super.start()
+    // `super.start()` spawns synchronously; the child is the SDK's private `_process`.
+    const child = (this as unknown as { _process?: ChildProcess })._process
+    if (child !== undefined) {
+      this.exited = new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
+        child.once("exit", () => resolve())
+        child.once("error", () => resolve())
+      })
+    }
+    await started
+    if (this.pid !== null) this.onSpawn(this.pid)
+  }
+}
+
+/** Time a stdio server gets to exit after its stdin ends, then after SIGTERM, before SIGKILL. @category Constants */
+export const STOP_GRACE_MS = { afterStdinEnd: 500, afterSigterm: 1_500 } as const
+
+/**
+ * Ends a stdio server faster than the SDK's own close would (2 s, then 2 s): the SDK ends its stdin,
+ * and a server that has not exited gets SIGTERM after {@link STOP_GRACE_MS}, then SIGKILL.
+ */
+const stop = async (transport: TrackedStdioTransport, pid: number | undefined): Promise<void> => {
+  const exitedWithin = (ms: number) => Promise.race([transport.exited.then(() => true), delay(ms).then(() => false)])
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      if (pid !== undefined) process.kill(pid, name)
+    } catch {
+      // already gone
+    }
+  }
+  if (await exitedWithin(STOP_GRACE_MS.afterStdinEnd)) return
+  signal("SIGTERM")
+  if (await exitedWithin(STOP_GRACE_MS.afterSigterm)) return
+  signal("SIGKILL")
+  await transport.exited
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
+
+const oneLine = (text: string, max = 300) => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > max ? `…${flat.slice(-max)}` : flat
+}
+
+const withStderr = (message: string, stderr: string) =>
+  stderr.trim() === "" ? message : `${message}; its stderr ends: ${oneLine(stderr)}`
+
+const NETWORK_CODE = /\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|EAI_AGAIN)\b/
+
+/** The system error code of `e` or its cause (`ENOENT`, `ECONNREFUSED`, ...), also when only its message names it. */
+const errorCode = (e: unknown): string | undefined => {
+  const code = (e as { code?: unknown } | null)?.code ?? (e as { cause?: { code?: unknown } } | null)?.cause?.code
+  if (typeof code === "string") return code
+  return NETWORK_CODE.exec(e instanceof Error ? e.message : String(e))?.[1]
+}
+
+/** Why a server failed to start, and whether it wants authorization. */
+const describeStartError = (
+  e: unknown,
+  server: McpConfig.Server,
+  stderr: string,
+  timeout: Duration.Duration
+): State => {
+  const config = server.config
+  if (e instanceof StartTimeout || (e instanceof McpError && e.code === ErrorCode.RequestTimeout)) {
+    return {
+      status: "failed",
+      error: withStderr(`did not start within ${Duration.format(timeout)} (raise MCP_TIMEOUT if it needs longer)`, stderr)
+    }
+  }
+  const status = (e as { code?: unknown } | null)?.code
+  if (status === 401 || status === 403 || (e as Error | null)?.name === "UnauthorizedError") {
+    return {
+      status: "needs-auth",
+      error: "the server asks for authorization; give a token in the config's \"headers\" (Keel does not run OAuth sign-ins)"
+    }
+  }
+  const code = errorCode(e)
+  if (!McpConfig.isRemote(config)) {
+    if (code === "ENOENT") return { status: "failed", error: `cannot run ${JSON.stringify(config.command)}: command not found` }
+    if (code === "EACCES") return { status: "failed", error: `cannot run ${JSON.stringify(config.command)}: permission denied` }
+    if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) {
+      return { status: "failed", error: withStderr("the server exited before it was ready", stderr) }
+    }
+  } else if (code !== undefined && NETWORK_CODE.test(code)) {
+    return { status: "failed", error: `cannot reach ${config.url} (${code})` }
+  } else if (e instanceof TypeError && e.message === "fetch failed") {
+    const cause = (e as { cause?: { message?: unknown } }).cause?.message
+    return { status: "failed", error: `cannot reach ${config.url}${typeof cause === "string" ? ` (${cause})` : ""}` }
+  }
+  return { status: "failed", error: withStderr(e instanceof Error ? e.message : String(e), stderr) }
+}
+
+const makeTransport = (
+  config: McpConfig.ServerConfig,
+  options: Options,
+  onSpawn: (pid: number) => void
+): { readonly transport: Transport; readonly stderr: () => string } => {
+  if (McpConfig.isRemote(config)) {
+    const init = { requestInit: { headers: { ...config.headers } } }
+    const url = new URL(config.url)
+    return {
+      transport: config.type === "http" ? new StreamableHTTPClientTransport(url, init) : new SSEClientTransport(url, init),
+      stderr: () => ""
+    }
+  }
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(options.env ?? process.env)) if (v !== undefined) env[k] = v
+  Object.assign(env, config.env)
+  const transport = new TrackedStdioTransport(
+    { command: config.command, args: [...(config.args ?? [])], env, cwd: options.cwd, stderr: "pipe" },
+    onSpawn
+  )
+  let tail = ""
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    tail = (tail + chunk.toString("utf8")).slice(-4000)
+  })
+  return { transport, stderr: () => tail }
+}
+
+/** Every page of the server's tools (at most 100 pages), without those that only run as tasks. */
+const listTools = async (client: Client, signal: AbortSignal, timeoutMs: number): Promise<Array<McpToolInfo>> => {
+  if (client.getServerCapabilities()?.tools === undefined) return []
+  const tools: Array<McpToolInfo> = []
+  let cursor: string | undefined
+  for (let page = 0; page < 100; page++) {
+    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, { signal, timeout: timeoutMs })
+    tools.push(...result.tools)
+    if (result.nextCursor === undefined || result.nextCursor === cursor) break
+    cursor = result.nextCursor
+  }
+  return tools.filter((t) => t.execution?.taskSupport !== "required")
+}
+
+/** Why a server that uses unset variables without defaults is not started. */
+const unsetVariables = (server: McpConfig.Server): string => {
+  const [first, ...rest] = server.missingVariables
+  return rest.length === 0
+    ? `the environment variable ${first} is not set (used in ${server.source}); set it or write \${${first}:-default}`
+    : `the environment variables ${server.missingVariables.join(", ")} are not set (used in ${server.source}); ` +
+      `set them or give defaults (\${${first}:-default})`
+}
+
+/**
+ * Starts and connects one server in the current scope. Never fails: a server that cannot be used
+ * is a connection with status `failed` (or `needs-auth`), no tools, and its process already closed.
+ *
+ * @category Constructors
+ */
+export const connect = (server: McpConfig.Server, options: Options): Effect.Effect<Connection, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const timeout = Duration.decode(options.startupTimeout ?? DEFAULT_STARTUP_TIMEOUT_MS)
+    const state = yield* Ref.make<State>({ status: "pending" })
+    const unusable = (s: State): Connection => ({
+      server,
+      state: Ref.get(state),
+      tools: [],
+      callTool: () => Promise.reject(new Error(s.error ?? "not connected"))
+    })
+    if (server.missingVariables.length > 0) {
+      const s: State = { status: "failed", error: unsetVariables(server) }
+      yield* Ref.set(state, s)
+      return unusable(s)
+    }
+
+    let pid: number | undefined
+    let closing = false
+    const made = yield* Effect.try(() =>
+      makeTransport(server.config, options, (p) => {
+        pid = p
+        // A process that only came up after its connection was given up on is being closed already.
+        if (!closing) track(p)
+      })
+    ).pipe(Effect.either)
+    if (made._tag === "Left") {
+      const s: State = { status: "failed", error: String((made.left.error as Error)?.message ?? made.left.error) }
+      yield* Ref.set(state, s)
+      return unusable(s)
+    }
+    const { stderr, transport } = made.right
+    const client = new Client({ name: "keel", version: Session.VERSION }, { capabilities: {} })
+    client.onerror = () => {
+      // Failures surface on the requests they break; the SDK reports others here (and would log them).
+    }
+    client.onclose = () => {
+      if (pid !== undefined) alive.delete(pid)
+      if (closing) return
+      const exited = McpConfig.isRemote(server.config)
+        ? "the connection closed"
+        : withStderr("the server process exited", stderr())
+      Effect.runSync(Ref.set(state, { status: "failed", error: exited }))
+    }
+    let closed: Promise<void> | undefined
+    const close = Effect.promise(() =>
+      closed ??= (async () => {
+        closing = true
+        if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+          await Promise.race([transport.terminateSession().catch(() => undefined), delay(2_000)])
+        }
+        await Promise.all([
+          client.close().catch(() => undefined),
+          transport instanceof TrackedStdioTransport ? stop(transport, pid) : undefined
+        ])
+        if (pid !== undefined) alive.delete(pid)
+      })()
+    )
+    yield* Effect.addFinalizer(() =>
+      close.pipe(Effect.zipRight(Ref.update(state, (s): State => s.status === "connected" ? { status: "closed" } : s)))
+    )
+
+    const timeoutMs = Duration.toMillis(timeout)
+    const started = yield* Effect.tryPromise({
+      try: async (signal) => {
+        await client.connect(transport, { signal, timeout: timeoutMs })
+        return await listTools(client, signal, timeoutMs)
+      },
+      catch: (e) => e
+    }).pipe(
+      Effect.timeoutFail({ duration: timeout, onTimeout: () => new StartTimeout() }),
+      Effect.either
+    )
+    if (started._tag === "Left") {
+      const s = describeStartError(started.left, server, stderr(), timeout)
+      yield* close
+      yield* Ref.set(state, s)
+      return { ...unusable(s), pid }
+    }
+    const current = yield* Ref.get(state)
+    if (current.status === "pending") yield* Ref.set(state, { status: "connected" })
+    const info = client.getServerVersion()
+    return {
+      server,
+      state: Ref.get(state),
+      tools: started.right,
+      serverInfo: info === undefined ? undefined : { name: info.name, version: info.version },
+      pid,
+      callTool: (name, args, { signal, timeoutMs }) =>
+        client.callTool({ name, arguments: args }, undefined, { signal, timeout: timeoutMs }) as Promise<CallToolResult>
+    }
+  })

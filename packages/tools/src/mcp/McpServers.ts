@@ -1,0 +1,134 @@
+/**
+ * The session's MCP servers, a service built by a scoped Layer: every configured server starts in
+ * parallel, each within the start-up timeout (`MCP_TIMEOUT`, default 30 s, under `Clock`), and
+ * every one is closed with the layer's scope: at the end of the run, on Ctrl+C, or when the program
+ * is interrupted (stdio server processes are ended, none survives). A server that fails to start is
+ * reported with its status and why, and does not stop the others or the session. The servers' tools
+ * are Keel tools (`mcp__<server>__<tool>`) to add to the session's `ToolRegistry`.
+ *
+ * @since 0.1.0
+ */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import type { Tool } from "@keel/core"
+import * as Config from "effect/Config"
+import type { ConfigError } from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as McpConfig from "./McpConfig.js"
+import * as McpConnection from "./McpConnection.js"
+import * as McpResult from "./McpResult.js"
+import * as McpTool from "./McpTool.js"
+
+/** One server as `system`/`init` and diagnostics see it. @category Models */
+export interface ServerStatus {
+  readonly name: string
+  readonly status: McpConnection.Status
+  /** Why it is not connected. */
+  readonly error?: string | undefined
+  /** The server's own name and version. */
+  readonly serverInfo?: { readonly name: string; readonly version: string } | undefined
+  /** The Keel names of its tools. */
+  readonly tools: ReadonlyArray<string>
+  /** The process id of a stdio server that started. */
+  readonly pid?: number | undefined
+}
+
+/** @category Models */
+export interface Service {
+  /** Every connected server's tools, servers in config order. */
+  readonly tools: ReadonlyArray<Tool.Any>
+  /** Each configured server and its status now, in config order. */
+  readonly status: Effect.Effect<ReadonlyArray<ServerStatus>>
+}
+
+/** @category Context */
+export class McpServers extends Context.Tag("@keel/tools/McpServers")<McpServers, Service>() {}
+
+/** Options of {@link make}. @category Models */
+export interface Options extends McpConnection.Options, McpTool.Options {}
+
+/**
+ * Starts these servers in the current scope, all at once, and waits until each has connected or
+ * failed. Two tools with one Keel name (names that differ only in characters the API refuses): the
+ * first is kept.
+ *
+ * @category Constructors
+ */
+export const make = (servers: ReadonlyArray<McpConfig.Server>, options: Options): Effect.Effect<Service, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const connections = yield* Effect.forEach(servers, (server) => McpConnection.connect(server, options), {
+      concurrency: "unbounded"
+    })
+    const taken = new Set<string>()
+    const toolsOf = connections.map((connection) =>
+      connection.tools.flatMap((info) => {
+        const tool = McpTool.make(connection, info, options)
+        if (taken.has(tool.name)) return []
+        taken.add(tool.name)
+        return [tool]
+      })
+    )
+    return McpServers.of({
+      tools: toolsOf.flat(),
+      status: Effect.forEach(connections, (connection, i) =>
+        Effect.map(connection.state, (state): ServerStatus => ({
+          name: connection.server.name,
+          status: state.status,
+          error: state.error,
+          serverInfo: connection.serverInfo,
+          tools: toolsOf[i]!.map((t) => t.name),
+          pid: connection.pid
+        })))
+    })
+  })
+
+/** The servers' layer: started when it is built, closed with its scope. @category Layers */
+export const layer = (servers: ReadonlyArray<McpConfig.Server>, options: Options): Layer.Layer<McpServers> =>
+  Layer.scoped(McpServers, make(servers, options))
+
+/** No MCP servers. @category Layers */
+export const layerEmpty: Layer.Layer<McpServers> = Layer.succeed(
+  McpServers,
+  McpServers.of({ tools: [], status: Effect.succeed([]) })
+)
+
+const positive = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "must be a positive whole number", validation: (n) => n >= 1 }),
+    Config.withDefault(fallback)
+  )
+
+/** `MCP_TIMEOUT`: milliseconds a server may take to start (default 30,000). @category Configuration */
+export const startupTimeoutConfig: Config.Config<number> = positive("MCP_TIMEOUT", McpConnection.DEFAULT_STARTUP_TIMEOUT_MS)
+
+/** `MCP_TOOL_TIMEOUT`: milliseconds one tool call may take (default 30 minutes). @category Configuration */
+export const toolTimeoutConfig: Config.Config<number> = positive("MCP_TOOL_TIMEOUT", McpTool.DEFAULT_TOOL_TIMEOUT_MS)
+
+/** `MAX_MCP_OUTPUT_TOKENS`: the cap of one tool result (default 25,000 tokens). @category Configuration */
+export const maxOutputTokensConfig: Config.Config<number> = positive("MAX_MCP_OUTPUT_TOKENS", McpResult.DEFAULT_MAX_OUTPUT_TOKENS)
+
+/**
+ * The servers of `.mcp.json` and `--mcp-config` (see `McpConfig.load`), with the timeouts and the
+ * output cap from `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT` and `MAX_MCP_OUTPUT_TOKENS`.
+ *
+ * @category Layers
+ */
+export const layerConfig = (
+  options: McpConfig.LoadOptions
+): Layer.Layer<McpServers, McpConfig.InvalidMcpConfig | ConfigError, FileSystem.FileSystem | Path.Path> =>
+  Layer.scoped(
+    McpServers,
+    Effect.gen(function*() {
+      const servers = yield* McpConfig.load(options)
+      return yield* make(servers, {
+        cwd: options.cwd,
+        env: options.env,
+        startupTimeout: yield* startupTimeoutConfig,
+        timeout: yield* toolTimeoutConfig,
+        maxOutputTokens: yield* maxOutputTokensConfig
+      })
+    })
+  )
