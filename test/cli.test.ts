@@ -47,14 +47,19 @@ describe("keel -p", () => {
       "TodoWrite",
       "Task"
     ])
-    assert.deepStrictEqual(first.messages, [{ role: "user", content: "read README.md and summarise it" }])
-    assert.include(first.system, fs.realpathSync(dir))
+    // The prompt as a cached text block (prompt caching sends string content as the block it stands for).
+    assert.deepStrictEqual(first.messages, [{
+      role: "user",
+      content: [{ type: "text", text: "read README.md and summarise it", cache_control: { type: "ephemeral" } }]
+    }])
+    assert.include(first.system.at(-1).text, `Working directory: ${fs.realpathSync(dir)}`)
     const second = server.requests[1]!.body
     assert.deepStrictEqual(second.messages.map((m: any) => m.role), ["user", "assistant", "user"])
     assert.deepStrictEqual(second.messages[2].content, [{
       type: "tool_result",
       tool_use_id: "toolu_read",
-      content: "     1\t# Demo project\n     2\t\n     3\tIt counts sheep.\n     4\tThree lines."
+      content: "     1\t# Demo project\n     2\t\n     3\tIt counts sheep.\n     4\tThree lines.",
+      cache_control: { type: "ephemeral" }
     }])
   })
 
@@ -118,7 +123,9 @@ describe("keel -p", () => {
   })
 
   it("json prints the result object; with --verbose, every message", async () => {
-    const server = await fake([FakeAnthropic.textReply("one"), FakeAnthropic.textReply("two")])
+    // Priced answers: an unpriced model would add its one-time warning to the messages.
+    const sonnet = { model: "claude-sonnet-4-6" }
+    const server = await fake([FakeAnthropic.textReply("one", sonnet), FakeAnthropic.textReply("two", sonnet)])
     const plain = await run(["-p", "x", "--output-format", "json"], { env: envFor(server) })
     const result = JSON.parse(plain.stdout)
     assert.strictEqual(result.type, "result")
@@ -137,8 +144,12 @@ describe("keel -p", () => {
     assert.strictEqual(r.code, 0)
     const body = server.requests[0]!.body
     assert.strictEqual(body.model, "claude-opus-4-5")
-    assert.strictEqual(body.system, "Be brief.")
-    assert.deepStrictEqual(body.messages, [{ role: "user", content: "from stdin\n" }])
+    // --system-prompt replaces the whole prompt (no instructions, git or environment), sent as one cached block.
+    assert.deepStrictEqual(body.system, [{ type: "text", text: "Be brief.", cache_control: { type: "ephemeral" } }])
+    assert.deepStrictEqual(body.messages, [{
+      role: "user",
+      content: [{ type: "text", text: "from stdin\n", cache_control: { type: "ephemeral" } }]
+    }])
   })
 
   it("an API error ends with is_error and exit code 1, saying what failed", async () => {

@@ -19,6 +19,7 @@ const now = { "retry-after": "0" }
 const overloaded = () => FakeAnthropic.errorReply(529, "overloaded_error", "Overloaded", now)
 
 /** `type/subtype` of each message, `stream_event/<event type>` for partial messages. */
+/** Message kinds in order (`system/informational`: the one-time warning that the fake's model has no price). */
 const kinds = (messages: ReadonlyArray<any>): Array<string> =>
   messages.map((m) =>
     m.type === "stream_event" ? `stream_event/${m.event.type}` : m.subtype !== undefined ? `${m.type}/${m.subtype}` : m.type
@@ -93,7 +94,7 @@ describe.concurrent("keel retries", () => {
       FakeAnthropic.textReply("Hello after the rate limit")
     ])
     assertSameRequests(t.server, 2)
-    assert.deepStrictEqual(kinds(t.messages), ["system/init", "system/api_retry", "assistant", "result/success"])
+    assert.deepStrictEqual(kinds(t.messages), ["system/init", "system/api_retry", "assistant", "system/informational", "result/success"])
     const retry = t.messages[1]
     assert.deepStrictEqual(
       [retry.attempt, retry.max_retries, retry.retry_delay_ms, retry.error_status, retry.error],
@@ -125,6 +126,7 @@ describe.concurrent("keel retries", () => {
       "system/api_retry",
       "system/model_fallback",
       "assistant",
+      "system/informational",
       "result/success"
     ])
     assert.strictEqual(t.messages[0].model, "claude-primary-x")
@@ -193,6 +195,7 @@ describe.concurrent("keel retries", () => {
       "stream_event/message_delta",
       "stream_event/message_stop",
       "assistant",
+      "system/informational",
       "result/success"
     ])
     assert.strictEqual(t.messages[1].event.message.id, "msg_void")
@@ -202,7 +205,7 @@ describe.concurrent("keel retries", () => {
     assert.isAtLeast(retry.retry_delay_ms, 500)
     assert.isAtMost(retry.retry_delay_ms, 625)
     assert.strictEqual(t.messages[6].event.message.id, "msg_good")
-    assert.strictEqual(t.messages.at(-2).message.id, "msg_good")
+    assert.strictEqual(t.messages.at(-3).message.id, "msg_good")
     assertSuccess(t, "The answer")
   })
 
@@ -212,7 +215,14 @@ describe.concurrent("keel retries", () => {
       FakeAnthropic.textReply("Whole answer")
     ])
     assertSameRequests(t.server, 2)
-    assert.deepStrictEqual(kinds(t.messages), ["system/init", "system/tombstone", "system/api_retry", "assistant", "result/success"])
+    assert.deepStrictEqual(kinds(t.messages), [
+      "system/init",
+      "system/tombstone",
+      "system/api_retry",
+      "assistant",
+      "system/informational",
+      "result/success"
+    ])
     assert.include(assertRetractedThenRetried(t.messages, 1, "msg_cut", "unknown").error_message, "StreamTruncated")
     assertSuccess(t, "Whole answer")
   })
@@ -223,7 +233,7 @@ describe.concurrent("keel retries", () => {
     )
     assertSameRequests(t.server, 2)
     assert.deepStrictEqual(t.server.requests.map((r) => r.headers.authorization), ["Bearer test-key", "Bearer test-key"])
-    assert.deepStrictEqual(kinds(t.messages), ["system/init", "system/api_retry", "assistant", "result/success"])
+    assert.deepStrictEqual(kinds(t.messages), ["system/init", "system/api_retry", "assistant", "system/informational", "result/success"])
     const retry = t.messages[1]
     assert.deepStrictEqual(
       [retry.attempt, retry.retry_delay_ms, retry.error_status, retry.error],
@@ -276,6 +286,8 @@ describe.concurrent("keel retries", () => {
         "keel: Overloaded (HTTP 529): Overloaded [request req_2]; retrying in 0 s (retry 2/10)",
         "keel: Overloaded (HTTP 529): Overloaded [request req_3]; retrying in 0 s (retry 3/10)",
         "keel: Switched to claude-fallback-t due to high demand for claude-primary-t",
+        "keel: No price is known for model claude-fake: its tokens count as $0 in total_cost_usd. " +
+        "Give its prices in a pricing file named by KEEL_PRICING_FILE (or, embedding Keel, the Session's pricing option).",
         ""
       ].join("\n")
     )
@@ -316,6 +328,7 @@ describe("keel idle watchdog", () => {
       "system/tombstone",
       "system/api_retry",
       "assistant",
+      "system/informational",
       "result/success"
     ])
     const stalled = t.messages[1]

@@ -12,7 +12,10 @@ import { closeServers, envFor, fake, lines, run, workdir } from "./support/KeelP
 afterEach(() => closeServers())
 
 const SUBAGENT = "You are a Keel subagent"
-const isSubagent = (body: any) => typeof body.system === "string" && body.system.startsWith(SUBAGENT)
+/** The system prompt's text (a string, or text blocks once prompt caching marks it). */
+const systemText = (body: any): string =>
+  typeof body.system === "string" ? body.system : (body.system ?? []).map((b: any) => b.text).join("")
+const isSubagent = (body: any) => systemText(body).startsWith(SUBAGENT)
 /** Whether the request ends with tool results. */
 const afterTools = (body: any) => {
   const last = body.messages.at(-1)
@@ -93,10 +96,13 @@ describe("keel subagents (Task)", () => {
     const parent = server.requests.filter((q) => !isSubagent(q.body)).map((q) => q.body)
     assert.strictEqual(sub.length, 2)
     assert.strictEqual(parent.length, 2)
-    assert.deepStrictEqual(sub[0].messages, [{ role: "user", content: prompt }])
+    // Only its own prompt (as a text block, marked as the cached conversation tail).
+    assert.deepStrictEqual(sub[0].messages, [
+      { role: "user", content: [{ type: "text", text: prompt, cache_control: { type: "ephemeral" } }] }
+    ])
     assert.deepStrictEqual(sub[0].tools.map((t: any) => t.name), ["Read", "Glob", "Grep"])
     assert.strictEqual(sub[0].model, "claude-haiku-4-5")
-    assert.include(sub[0].system, "read-only")
+    assert.include(systemText(sub[0]), "read-only")
     assert.includeMembers(parent[0].tools.map((t: any) => t.name), ["Read", "Bash", "TodoWrite", "Task"])
     assert.notInclude(JSON.stringify(sub), "what does this project count?")
   })

@@ -81,6 +81,8 @@ export type ScriptItem = ScriptedResponse | ScriptFunction
 export interface RecordedRequest {
   /** The parsed JSON body. */
   readonly body: any
+  /** The body exactly as it arrived (UTF-8), for byte-level comparisons (prompt-cache prefixes). */
+  readonly raw: string
   /** The request headers, lower-cased as node reports them. */
   readonly headers: Record<string, string | Array<string> | undefined>
   /** The URL path, without the query string. */
@@ -237,7 +239,7 @@ export const start = (script: ReadonlyArray<ScriptItem>, options: StartOptions =
     }
     const index = served++
     const requestId = `req_${index + 1}`
-    requests.push({ body, headers: { ...req.headers }, path })
+    requests.push({ body, raw, headers: { ...req.headers }, path })
     const item: ScriptItem | undefined = script[index] ?? options.fallback
     if (item === undefined) {
       sendError(res, 500, {

@@ -48,7 +48,9 @@ export interface SpawnOptions {
 
 /**
  * Spawns `keel args` with this process's environment minus every `ANTHROPIC_*`, `KEEL_*` and
- * `API_TIMEOUT_MS` variable, plus `options.env`. `done` resolves when the process has closed.
+ * `API_TIMEOUT_MS` variable, plus `options.env`; `KEEL_HOME` is a fresh temporary folder unless
+ * `options.env` sets it (runs save their sessions there, never in the real `~/.keel`). `done`
+ * resolves when the process has closed.
  */
 export const start = (
   args: ReadonlyArray<string>,
@@ -59,6 +61,7 @@ export const start = (
     if (k.startsWith("ANTHROPIC_") || k.startsWith("KEEL_") || k === "API_TIMEOUT_MS") delete env[k]
   }
   Object.assign(env, options.env)
+  env.KEEL_HOME ??= fs.mkdtempSync(path.join(os.tmpdir(), "keel-home-"))
   const child = spawn(keel, [...args], { cwd: options.cwd ?? workdir(), env, stdio: ["pipe", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""

@@ -20,6 +20,8 @@ export interface Flags {
   readonly outputFormat: OutputFormat
   readonly model: string | undefined
   readonly maxTurns: number | undefined
+  /** Stop once the session has cost this many USD (`--max-budget-usd`, checked after each model response). */
+  readonly maxBudgetUsd: number | undefined
   readonly verbose: boolean
   readonly includePartialMessages: boolean
   readonly systemPrompt: string | undefined
@@ -38,6 +40,16 @@ export interface Flags {
   readonly mcpConfig: ReadonlyArray<string>
   /** Only the MCP servers of `--mcp-config`, not `.mcp.json`'s (`--strict-mcp-config`). */
   readonly strictMcpConfig: boolean
+  /** The saved session to continue (`-r, --resume <id>`). */
+  readonly resume: string | undefined
+  /** Continue the most recently written session of the working directory (`-c, --continue`). */
+  readonly continue: boolean
+  /** With `--resume`/`--continue`: go on as a new session (new id and file) carrying the history. */
+  readonly forkSession: boolean
+  /** The id of a new session or fork (`--session-id`, a UUID not in use). */
+  readonly sessionId: string | undefined
+  /** Save the session's transcript (off with `--no-session-persistence`). */
+  readonly sessionPersistence: boolean
 }
 
 /** Permission modes (Claude Code's). @category Models */
@@ -78,6 +90,14 @@ const positiveInt = (name: string) => (value: string): number => {
   return n
 }
 
+const positiveUsd = (name: string) => (value: string): number => {
+  const n = Number(value)
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new InvalidArgumentError(`${name} must be an amount of USD above 0, e.g. 0.50, got "${value}".`)
+  }
+  return n
+}
+
 /** The commander program (exposed for help text and tests). @category Constructors */
 export const program = (version: string): Command =>
   new Command("keel")
@@ -93,10 +113,15 @@ export const program = (version: string): Command =>
     )
     .option("--model <model>", "model for this session (default: $ANTHROPIC_MODEL, else claude-sonnet-4-6)")
     .option("--max-turns <n>", "most model calls in one turn (default 500)", positiveInt("--max-turns"))
+    .option(
+      "--max-budget-usd <amount>",
+      "stop with error_max_budget_usd once the session has cost this many USD (checked after each model response)",
+      positiveUsd("--max-budget-usd")
+    )
     .option("--verbose", "with --output-format json, print every message, not only the result", false)
     .option("--include-partial-messages", "with stream-json, add stream_event lines with the raw model events", false)
-    .option("--system-prompt <prompt>", "replace the default system prompt")
-    .option("--append-system-prompt <prompt>", "append to the default system prompt")
+    .option("--system-prompt <prompt>", "replace the default system prompt (instruction files, git and environment included)")
+    .option("--append-system-prompt <prompt>", "append to the system prompt (the default one, or --system-prompt's)")
     .option("--allowedTools, --allowed-tools <rules...>", "permission rules to allow without asking, e.g. \"Bash(git status:*)\" Edit")
     .option("--disallowedTools, --disallowed-tools <rules...>", "permission rules to deny, e.g. \"Bash(rm:*)\"")
     .addOption(
@@ -120,6 +145,11 @@ export const program = (version: string): Command =>
       "--fallback-model <models>",
       "model(s) to switch to, in order, after 3 consecutive 529 Overloaded errors (comma-separated; default: $KEEL_FALLBACK_MODEL)"
     )
+    .option("-r, --resume <sessionId>", "continue a saved session of this folder, by id")
+    .option("-c, --continue", "continue the most recently saved session of this folder", false)
+    .option("--fork-session", "with --resume or --continue: go on as a new session (new id and file) carrying the history", false)
+    .option("--session-id <uuid>", "the id of the new session (a UUID not in use)")
+    .option("--no-session-persistence", "do not save the session ($KEEL_HOME/projects/...); --resume still reads one")
     .allowExcessArguments(false)
     .showSuggestionAfterError(true)
 
@@ -153,6 +183,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     outputFormat: OutputFormat
     model?: string
     maxTurns?: number
+    maxBudgetUsd?: number
     verbose: boolean
     includePartialMessages: boolean
     systemPrompt?: string
@@ -166,6 +197,11 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     addDir?: Array<string>
     mcpConfig?: Array<string>
     strictMcpConfig: boolean
+    resume?: string
+    continue: boolean
+    forkSession: boolean
+    sessionId?: string
+    sessionPersistence: boolean
   }>()
   const usage = (message: string): Parsed => ({
     _tag: "Exit",
@@ -173,9 +209,6 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     stdout: "",
     stderr: `keel: ${message}\nRun keel --help for usage.\n`
   })
-  if (o.systemPrompt !== undefined && o.appendSystemPrompt !== undefined) {
-    return usage("--system-prompt and --append-system-prompt cannot be used together; put all of it in --system-prompt.")
-  }
   const fallbackModels = o.fallbackModel === undefined
     ? undefined
     : o.fallbackModel.split(",").map((m) => m.trim()).filter((m) => m.length > 0)
@@ -206,6 +239,8 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
         `put the prompt before --mcp-config (keel -p "prompt" --mcp-config servers.json) or end the configs with --.`
     )
   }
+  const sessionError = sessionFlagsError(o)
+  if (sessionError !== undefined) return usage(sessionError)
   return {
     _tag: "Run",
     flags: {
@@ -214,6 +249,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       outputFormat: o.outputFormat,
       model: o.model,
       maxTurns: o.maxTurns,
+      maxBudgetUsd: o.maxBudgetUsd,
       verbose: o.verbose,
       includePartialMessages: o.includePartialMessages,
       systemPrompt: o.systemPrompt,
@@ -225,7 +261,45 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       tools,
       addDirs: o.addDir ?? [],
       mcpConfig: o.mcpConfig ?? [],
-      strictMcpConfig: o.strictMcpConfig
+      strictMcpConfig: o.strictMcpConfig,
+      resume: o.resume,
+      continue: o.continue,
+      forkSession: o.forkSession,
+      sessionId: o.sessionId,
+      sessionPersistence: o.sessionPersistence
     }
   }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/**
+ * What is wrong with the session flags together, if anything: `--resume` and `--continue` pick the
+ * session two ways, `--fork-session` needs one of them, `--session-id` names a new session (so with
+ * either of them it needs `--fork-session`) and must be a UUID.
+ *
+ * @category Parsing
+ */
+export const sessionFlagsError = (o: {
+  readonly resume?: string | undefined
+  readonly continue: boolean
+  readonly forkSession: boolean
+  readonly sessionId?: string | undefined
+}): string | undefined => {
+  if (o.resume !== undefined && o.continue) {
+    return "--resume and --continue cannot be used together: --resume <id> picks a session, --continue the latest one of this folder."
+  }
+  if (o.resume !== undefined && !/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/.test(o.resume)) {
+    return `--resume needs a session id (letters, digits, '.', '_' and '-'), got ${JSON.stringify(o.resume)}.`
+  }
+  if (o.forkSession && o.resume === undefined && !o.continue) {
+    return "--fork-session needs --resume <id> or --continue: it forks the session they pick."
+  }
+  if (o.sessionId !== undefined && !UUID.test(o.sessionId)) {
+    return `--session-id must be a UUID (like 123e4567-e89b-12d3-a456-426614174000), got ${JSON.stringify(o.sessionId)}.`
+  }
+  if (o.sessionId !== undefined && (o.resume !== undefined || o.continue) && !o.forkSession) {
+    return "--session-id with --resume or --continue needs --fork-session: a resumed session keeps its id, a fork takes the new one."
+  }
+  return undefined
 }

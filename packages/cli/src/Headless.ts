@@ -9,17 +9,22 @@ import { NodeContext } from "@effect/platform-node"
 import {
   AnthropicModel,
   type Compactor,
+  ContextAssembly,
   ContextManagement,
   type ModelClient,
   Permissions,
   type Pipeline,
+  Pricing,
+  PromptCaching,
   Resilience,
   Session,
+  SessionStore,
   ToolRegistry,
-  ToolRuntime
+  ToolRuntime,
+  TranscriptError
 } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { BuiltinTools, type McpConfig, McpServers } from "@keel/tools"
+import { BuiltinTools, type McpConfig, McpServers, Read } from "@keel/tools"
 import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -40,19 +45,25 @@ export interface Io {
 /**
  * The model for a headless run: the Anthropic API from the environment, under the idle watchdog
  * (`KEEL_STREAM_IDLE_TIMEOUT_MS`), retries (`KEEL_MAX_RETRIES`, `KEEL_UNATTENDED_RETRY`) and, with
- * fallback models (`--fallback-model`, else `KEEL_FALLBACK_MODEL`), model fallback.
+ * fallback models (`--fallback-model`, else `KEEL_FALLBACK_MODEL`), model fallback; its requests
+ * carry prompt-cache breakpoints unless `DISABLE_PROMPT_CACHING` is set.
  *
  * @category Layers
  */
 export const modelLayer = (
   fallbackModels: ReadonlyArray<string> | undefined
 ): Layer.Layer<ModelClient.ModelClient, AnthropicModel.MissingCredentials | ConfigError> =>
-  Resilience.layerConfig({ fallbackModels }).pipe(Layer.provide(AnthropicModel.layerConfig))
+  PromptCaching.layerConfig.pipe(
+    Layer.provide(Resilience.layerConfig({ fallbackModels })),
+    Layer.provide(AnthropicModel.layerConfig)
+  )
 
 /**
- * The kernel layers for a headless run: the model (see {@link modelLayer}), built-in tools, and the
+ * The kernel layers for a headless run: the model (see {@link modelLayer}), built-in tools, the
  * context management pipeline (window from `KEEL_AUTO_COMPACT_WINDOW`, large results saved under
- * `KEEL_HOME`), which also answers the API's "prompt is too long" with a reactive compaction.
+ * `KEEL_HOME`), which also answers the API's "prompt is too long" with a reactive compaction, and
+ * the context assembly (the default system prompt: instruction files, git, environment), and the
+ * session store (transcripts under `KEEL_HOME`).
  *
  * @category Layers
  */
@@ -76,7 +87,9 @@ export const layer = (
   | ToolRuntime.ToolRuntime
   | ToolRegistry.ToolRegistry
   | Permissions.Permissions
-  | McpServers.McpServers,
+  | McpServers.McpServers
+  | ContextAssembly.ContextAssembly
+  | SessionStore.SessionStore,
   AnthropicModel.MissingCredentials | ConfigError | Settings.InvalidSettings | McpConfig.InvalidMcpConfig
 > => {
   const model = modelLayer(flags.fallbackModels)
@@ -98,7 +111,9 @@ export const layer = (
   return Layer.mergeAll(
     model,
     ContextManagement.layerConfig.pipe(Layer.provide(model)),
-    ToolRuntime.layerConfig
+    ToolRuntime.layerConfig,
+    ContextAssembly.layerConfig,
+    SessionStore.layerConfig
   ).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(permissions),
@@ -155,6 +170,8 @@ export const progressLine = (message: SdkMessage.SdkMessage): string | undefined
       }
     case "permission_denied":
       return `keel: ${message.message}\n`
+    case "informational":
+      return `keel: ${message.content}\n`
     case "compact_boundary":
       return `keel: compacted the conversation from ~${message.compact_metadata.pre_tokens} to ~${message.compact_metadata.post_tokens} tokens\n`
     default:
@@ -170,7 +187,20 @@ export const progressLine = (message: SdkMessage.SdkMessage): string | undefined
 export const run = async (flags: Flags, prompt: string, io: Io): Promise<number> => {
   const cwd = process.cwd()
   const program = Effect.gen(function*() {
-    const model = flags.model ?? (yield* AnthropicModel.modelConfig)
+    // The session to continue (--resume, --continue) is loaded before anything else runs; its model
+    // is this run's default (--model still wins, $ANTHROPIC_MODEL only comes after it).
+    const store = yield* SessionStore.SessionStore
+    const resumed = flags.resume !== undefined
+      ? yield* store.load(cwd, flags.resume)
+      : flags.continue
+      ? yield* SessionStore.loadLatest(store, cwd)
+      : undefined
+    if (flags.sessionId !== undefined && flags.sessionPersistence && (yield* store.exists(cwd, flags.sessionId))) {
+      return yield* Effect.fail(
+        new TranscriptError.SessionExists({ sessionId: flags.sessionId, file: store.fileOf(cwd, flags.sessionId) })
+      )
+    }
+    const model = flags.model ?? resumed?.model ?? (yield* AnthropicModel.modelConfig)
     const permissions = yield* Permissions.Permissions
     const mcpServers = yield* (yield* McpServers.McpServers).status
     for (const server of mcpServers) {
@@ -184,11 +214,18 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
       permissionMode: permissions.config.mode,
       mcpServers: mcpServers.map((server) => ({ name: server.name, status: server.status })),
       maxTurns: flags.maxTurns,
+      maxBudgetUsd: flags.maxBudgetUsd,
+      // The default prices, with KEEL_PRICING_FILE's over them.
+      pricing: yield* Pricing.tableConfig.pipe(Effect.provide(NodeContext.layer)),
+      // @path mentions are read by the built-in Read, even when --tools does not offer it to the model.
+      mentionReader: yield* Read.make.pipe(Effect.provide(NodeContext.layer)),
       includePartialMessages: flags.includePartialMessages,
-      systemPrompt: flags.systemPrompt ??
-        (flags.appendSystemPrompt !== undefined
-          ? `${Session.defaultSystemPrompt(cwd)}\n\n${flags.appendSystemPrompt}`
-          : undefined)
+      systemPrompt: flags.systemPrompt,
+      appendSystemPrompt: flags.appendSystemPrompt,
+      resume: resumed,
+      forkSession: flags.forkSession,
+      sessionId: flags.sessionId,
+      persist: flags.sessionPersistence
     })
     io.onInterruptReady?.(() => Effect.runFork(session.interrupt))
     const messages: Array<SdkMessage.SdkMessage> = []
@@ -220,7 +257,18 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
         io.err(`keel: ${error.message}\n`)
         return 1
       }
+      if (
+        error._tag === "SessionNotFound" || error._tag === "CorruptTranscript" || error._tag === "ForeignTranscript" ||
+        error._tag === "SessionExists" || error._tag === "TranscriptIoError"
+      ) {
+        io.err(`keel: ${error.message}\n`)
+        return 1
+      }
       if (error._tag === "InvalidSettings") {
+        io.err(`keel: ${error.message}\n`)
+        return 2
+      }
+      if (error._tag === "InvalidPricing") {
         io.err(`keel: ${error.message}\n`)
         return 2
       }

@@ -14,14 +14,22 @@ export * as Autocompact from "./context/Autocompact.js"
 export * as Compactor from "./context/Compactor.js"
 /** The context management pipeline: budget → snip → microcompact → collapse → autocompact. */
 export * as ContextManagement from "./context/ContextManagement.js"
+/** What the context window holds, by category (`/context`). */
+export * as ContextUsage from "./context/ContextUsage.js"
 /** The context collapse stage. */
 export * as ContextCollapse from "./context/ContextCollapse.js"
+/** Context assembly: the default system prompt (base instructions, project instructions, git, environment). */
+export * as ContextAssembly from "./prompt/ContextAssembly.js"
+/** The environment section of the system prompt: working directory, platform, date. */
+export * as Environment from "./prompt/Environment.js"
 /** Where the model layer gets its API key or token. */
 export * as Credentials from "./model/Credentials.js"
 /** Model fallback after repeated overloads. */
 export * as Fallback from "./resilience/Fallback.js"
 /** The stream idle watchdog. */
 export * as IdleWatchdog from "./resilience/IdleWatchdog.js"
+/** The git facts of a session: branch, default branch, status, recent commits, user. */
+export * as GitContext from "./prompt/GitContext.js"
 /** Conversation invariants checked after every stage. */
 export * as Invariants from "./turn/Invariants.js"
 /** The message model. */
@@ -46,8 +54,20 @@ export * as Permissions from "./permission/Permissions.js"
 export * as DenialRecording from "./permission/DenialRecording.js"
 /** The preprocessing pipeline. */
 export * as Pipeline from "./turn/Pipeline.js"
-/** Model prices. */
+/** The instruction files a session follows: KEEL.md, AGENTS.md, CLAUDE.md, $KEEL_HOME/KEEL.md. */
+export * as ProjectInstructions from "./prompt/ProjectInstructions.js"
+/** Prompt caching: `cache_control` breakpoints on tools, the stable system prompt and the conversation tail. */
+export * as PromptCaching from "./model/PromptCaching.js"
+/** Model prices: the table, its overrides (`KEEL_PRICING_FILE`), the cost of tokens. */
 export * as Pricing from "./session/Pricing.js"
+/** The session's cost: `modelUsage`, `total_cost_usd`, unpriced models, `/cost`. */
+export * as Cost from "./session/Cost.js"
+/** Slash commands: which prompts are commands, the built-in ones, `/help`. */
+export * as SlashCommand from "./input/SlashCommand.js"
+/** The slash commands a session answers from its state: `/cost`, `/context`, `/model`, `/help`. */
+export * as LocalCommands from "./input/LocalCommands.js"
+/** `@path` mentions: files attached to a prompt. */
+export * as Mentions from "./input/Mentions.js"
 /** The whole resilience stack: watchdog, retry, fallback. */
 export * as Resilience from "./resilience/Resilience.js"
 /** Retrying failed model calls. */
@@ -60,8 +80,20 @@ export * as SdkMessage from "./session/SdkMessage.js"
 export * as Session from "./session/Session.js"
 /** The per-conversation state. */
 export * as SessionState from "./session/SessionState.js"
+/** Where session transcripts live: append, sync, load, list. */
+export * as SessionStore from "./session/SessionStore.js"
+/** Session transcripts, pure: diffing the conversation, replaying a file, repairing a cut one. */
+export * as Transcript from "./session/Transcript.js"
+/** The entries of a session transcript (one JSON object a line). */
+export * as TranscriptEntry from "./session/TranscriptEntry.js"
+/** What can go wrong with a transcript: corrupt, foreign, not found. */
+export * as TranscriptError from "./session/TranscriptError.js"
+/** The writer of one session's transcript. */
+export * as TranscriptRecorder from "./session/TranscriptRecorder.js"
 /** A preprocessing stage. */
 export * as Stage from "./turn/Stage.js"
+/** The system prompt in two parts: stable, then the session's own. */
+export * as SystemPrompt from "./prompt/SystemPrompt.js"
 /** The snip stage. */
 export * as Snip from "./context/Snip.js"
 /** Raw stream events. */

@@ -137,6 +137,7 @@ describe("Autocompact", () => {
         "system/status:compacting",
         "system/compact_boundary",
         "assistant",
+        "system/informational",
         "result"
       ])
       const boundary = messages[2] as SdkMessage.CompactBoundary
@@ -210,6 +211,7 @@ describe("Reactive compaction", () => {
         "system/status:compacting",
         "system/compact_boundary",
         "assistant",
+        "system/informational",
         "result"
       ])
       assert.strictEqual((messages.at(-1) as SdkMessage.Result).result, "fits now")

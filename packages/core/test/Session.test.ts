@@ -110,8 +110,8 @@ describe("Session", () => {
       const requests = yield* Effect.flatMap(TestModel.TestModel, (t) => t.requests)
       assert.deepStrictEqual(requests[1]!.messages.map((m) => m.role), ["user", "assistant", "user"])
     }).pipe(Effect.provide(layerFor([
-      { ...TestModel.text("slow first"), delay: "5 seconds" },
-      TestModel.text("second")
+      { ...TestModel.text("slow first", { model: "claude-sonnet-4-6" }), delay: "5 seconds" },
+      TestModel.text("second", { model: "claude-sonnet-4-6" })
     ]))))
 
   it.effect("duration_ms and duration_api_ms come from the Clock", () =>
@@ -153,7 +153,9 @@ describe("Session", () => {
       assert.strictEqual(result.terminal_reason, "aborted_tools")
       assert.deepStrictEqual(result.errors, ["Interrupted by user"])
       assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
-    }).pipe(Effect.provide(layerFor([TestModel.reply([TestModel.toolUse("Sleep", { ms: 3_600_000 })])]))))
+    }).pipe(Effect.provide(layerFor([
+      TestModel.reply([TestModel.toolUse("Sleep", { ms: 3_600_000 })], { model: "claude-sonnet-4-6" })
+    ]))))
 
   it.effect("a model error ends as success + is_error with the API status and a readable message", () =>
     Effect.gen(function*() {
@@ -195,7 +197,10 @@ describe("Session", () => {
         "message_stop"
       ])
       assert.deepStrictEqual(b.map((m) => m.type).slice(-2), ["assistant", "result"])
-    }).pipe(Effect.provide(layerFor([TestModel.text("same"), TestModel.text("same")]))))
+    }).pipe(Effect.provide(layerFor([
+      TestModel.text("same", { model: "claude-sonnet-4-6" }),
+      TestModel.text("same", { model: "claude-sonnet-4-6" })
+    ]))))
 
   it.effect("history given to the session is the start of the conversation", () =>
     Effect.gen(function*() {

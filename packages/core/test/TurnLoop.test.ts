@@ -112,6 +112,8 @@ describe("TurnLoop", () => {
         outputTokens: 5,
         cacheReadInputTokens: 0,
         cacheCreationInputTokens: 0,
+        cacheCreationEphemeral5mInputTokens: 0,
+        cacheCreationEphemeral1hInputTokens: 0,
         requests: 1
       })
     }))

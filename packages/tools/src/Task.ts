@@ -132,6 +132,8 @@ const outcome = (
         `${who} stopped without a final answer: it reached its limit of ${maxTurns} model calls. ` +
           "Give it a narrower task, or do the rest yourself."
       )
+    case "error_max_budget_usd":
+      return Tool.fail(`${who} stopped without a final answer: ${result.errors?.join("; ") ?? "the budget is spent"}`)
     case "error_during_execution":
       return Tool.fail(
         `${who} stopped without a final answer: ${result.errors?.join("; ") ?? result.result ?? "unknown error"}`
@@ -221,7 +223,8 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type> => {
             const prompt = Message.toParam(Message.user(input.prompt))
             yield* emit({ type: "user", message: prompt, uuid: crypto.randomUUID(), ...stamp })
           }
-          yield* session.submit(input.prompt).pipe(Stream.runForEach((message) => {
+          // A message, not a string: the model's prompt is not a user's input (no slash commands, no @ mentions).
+          yield* session.submit(Message.user(input.prompt)).pipe(Stream.runForEach((message) => {
             if (message.type === "result") {
               result = message
               return Effect.void

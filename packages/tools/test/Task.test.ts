@@ -178,6 +178,8 @@ describe("Task", () => {
         outputTokens: 3,
         cacheReadInputTokens: 0,
         cacheCreationInputTokens: 0,
+        cacheCreationEphemeral5mInputTokens: 0,
+        cacheCreationEphemeral1hInputTokens: 0,
         requests: 1
       })
       assert.deepStrictEqual(usage.get("claude-haiku-4-5"), {
@@ -185,6 +187,8 @@ describe("Task", () => {
         outputTokens: 30,
         cacheReadInputTokens: 0,
         cacheCreationInputTokens: 0,
+        cacheCreationEphemeral5mInputTokens: 0,
+        cacheCreationEphemeral1hInputTokens: 0,
         requests: 2
       })
     }).pipe(Effect.provide(parentContext(readThenAnswer("there")))))

@@ -54,16 +54,22 @@ export const optionsConfig: Config.Config<Options> = Config.all({
   timeoutMs: Option.getOrUndefined(o.timeoutMs)
 })))
 
-/** The Messages API request body for a kernel request. @category Conversions */
+/**
+ * The Messages API request body for a kernel request. Its keys come in the order the API builds its
+ * cache prefix (tools, system, messages), so the bytes two requests share are the prefix the cache
+ * shares (see `PromptCaching`).
+ *
+ * @category Conversions
+ */
 export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateParamsStreaming => ({
   ...request.params,
   model: request.model,
   max_tokens: request.max_tokens,
-  messages: toParams(request.messages),
-  ...(request.system !== undefined ? { system: request.system as string | Array<Anthropic.Messages.TextBlockParam> } : {}),
   ...(request.tools !== undefined && request.tools.length > 0
     ? { tools: request.tools as Array<Anthropic.Messages.Tool> }
     : {}),
+  ...(request.system !== undefined ? { system: request.system as string | Array<Anthropic.Messages.TextBlockParam> } : {}),
+  messages: toParams(request.messages),
   stream: true
 })
 

@@ -19,7 +19,8 @@ export interface ToolDefinition {
   readonly name: string
   readonly description: string
   readonly input_schema: Anthropic.Messages.Tool.InputSchema
-  readonly cache_control?: { readonly type: "ephemeral" }
+  /** A prompt-cache breakpoint after this tool (see `PromptCaching`). */
+  readonly cache_control?: { readonly type: "ephemeral"; readonly ttl?: "5m" | "1h" }
 }
 
 /** One request to the model. @category Models */
@@ -28,6 +29,13 @@ export interface ModelRequest {
   readonly messages: ReadonlyArray<Message>
   readonly max_tokens: number
   readonly system?: string | ReadonlyArray<Anthropic.Messages.TextBlockParam>
+  /**
+   * How many leading blocks of `system` are its stable part (the base instructions, the same in
+   * every session); the blocks after them are the session's own (project instructions, git,
+   * environment). The prompt caching layer closes the stable part with a breakpoint. Absent: all
+   * of `system` is stable. Not sent to the API.
+   */
+  readonly systemStableBlocks?: number
   readonly tools?: ReadonlyArray<ToolDefinition>
   readonly source: QuerySource
   /** Further Messages API body parameters (temperature, thinking, metadata, ...), passed through. */

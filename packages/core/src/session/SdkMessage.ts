@@ -176,7 +176,10 @@ export interface ModelUsageReport {
   readonly outputTokens: number
   readonly cacheReadInputTokens: number
   readonly cacheCreationInputTokens: number
+  readonly cacheCreationEphemeral5mInputTokens: number
+  readonly cacheCreationEphemeral1hInputTokens: number
   readonly webSearchRequests: number
+  /** Cumulative over the session; 0 for a model the pricing table does not know. */
   readonly costUSD: number
   readonly contextWindow: number
   readonly maxOutputTokens: number
@@ -185,7 +188,7 @@ export interface ModelUsageReport {
 /** `result`: exactly one per turn, always the turn's last message. @category Models */
 export interface Result {
   readonly type: "result"
-  readonly subtype: "success" | "error_max_turns" | "error_during_execution"
+  readonly subtype: "success" | "error_max_turns" | "error_max_budget_usd" | "error_during_execution"
   readonly is_error: boolean
   /** The final answer (success), or what failed. */
   readonly result?: string
@@ -204,7 +207,35 @@ export interface Result {
   readonly session_id: string
 }
 
-/** Every message a session emits. @category Models */
+/**
+ * `system`/`local_command_output`: what a slash command answered without calling the model (`/cost`,
+ * `/context`, `/model`, `/help`); its `result` follows.
+ *
+ * @category Models
+ */
+export interface LocalCommandOutput {
+  readonly type: "system"
+  readonly subtype: "local_command_output"
+  readonly content: string
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/**
+ * `system`/`informational`: a note for people, not the model: a model without a known price (once
+ * per model and session), an `@` mention that could not be attached.
+ *
+ * @category Models
+ */
+export interface Informational {
+  readonly type: "system"
+  readonly subtype: "informational"
+  readonly level: "info" | "notice" | "suggestion" | "warning"
+  readonly content: string
+  readonly uuid: string
+  readonly session_id: string
+}
+
 /** A tool call that is still running (`tool_progress`). @category Models */
 export interface ToolProgress {
   readonly type: "tool_progress"
@@ -229,4 +260,6 @@ export type SdkMessage =
   | CompactBoundary
   | PermissionDenied
   | ToolProgress
+  | LocalCommandOutput
+  | Informational
   | Result

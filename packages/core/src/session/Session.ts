@@ -15,19 +15,31 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { Compactor } from "../context/Compactor.js"
+import * as LocalCommands from "../input/LocalCommands.js"
+import * as Mentions from "../input/Mentions.js"
+import * as SlashCommand from "../input/SlashCommand.js"
 import { type AssistantMessage, type Message, toParam, UserMessage } from "../message/Message.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import { category, describe, statusOf } from "../model/ModelError.js"
 import type { ModelNotice } from "../model/ModelNotice.js"
+import { Permissions } from "../permission/Permissions.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
+import { ContextAssembly } from "../prompt/ContextAssembly.js"
+import * as SystemPrompt from "../prompt/SystemPrompt.js"
+import type * as Tool from "../tool/Tool.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
 import type { ToolRuntime } from "../tool/ToolRuntime.js"
 import type { Pipeline } from "../turn/Pipeline.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import * as TurnLoop from "../turn/TurnLoop.js"
+import * as Cost from "./Cost.js"
 import * as Pricing from "./Pricing.js"
 import type * as SdkMessage from "./SdkMessage.js"
 import * as SessionState from "./SessionState.js"
+import * as SessionStore from "./SessionStore.js"
+import * as Transcript from "./Transcript.js"
+import { type LoadError, SessionNotFound } from "./TranscriptError.js"
+import * as TranscriptRecorder from "./TranscriptRecorder.js"
 
 /** The Keel version reported in `system`/`init`. @category Constants */
 export const VERSION = "0.1.0"
@@ -43,10 +55,14 @@ export const DEFAULT_MAX_TOKENS = 32_000
  */
 export const DEFAULT_MAX_TURNS = 500
 
-/** Default context window (tokens). @category Constants */
+/**
+ * Default context window (tokens). Results report each model's own (`TokenEstimate.windowFor`).
+ *
+ * @category Constants
+ */
 export const DEFAULT_CONTEXT_WINDOW = 200_000
 
-/** The system prompt used when none is given. @category Constants */
+/** The system prompt used when none is given and no `ContextAssembly` is provided. @category Constants */
 export const defaultSystemPrompt = (cwd: string): string =>
   [
     "You are Keel, an agent that helps people with software engineering tasks.",
@@ -58,20 +74,59 @@ export const defaultSystemPrompt = (cwd: string): string =>
 export interface Options {
   readonly model: string
   readonly cwd: string
+  /** The id of a new session (or of a fork); default a random UUID. */
   readonly sessionId?: string | undefined
-  /** Earlier conversation to continue from. */
+  /** Earlier conversation to continue from (ignored when resuming). */
   readonly history?: ReadonlyArray<Message> | undefined
+  /**
+   * Continue a saved session: its id (loaded from the `SessionStore` in context, transcripts of
+   * `cwd`), or a transcript already loaded with `SessionStore.load`. The conversation, token totals,
+   * file read state and model are restored; a `tool_use` left without a result gets an
+   * "interrupted" one. The session keeps its id and appends to its file, unless `forkSession`.
+   */
+  readonly resume?: string | Transcript.Loaded | undefined
+  /** Continue the most recently written session of `cwd` (as `resume`). */
+  readonly continue?: boolean | undefined
+  /** With `resume` or `continue`: a new session (`sessionId`, or a random one) carrying the history, in a new file. */
+  readonly forkSession?: boolean | undefined
+  /**
+   * Write the transcript to the `SessionStore` in context (without a store nothing is written).
+   * Default true, except for a session made inside another session's turn (a subagent, which is
+   * part of its parent's conversation). `false` still lets `resume` read one.
+   */
+  readonly persist?: boolean | undefined
   /** The most model calls per turn (default {@link DEFAULT_MAX_TURNS}). */
   readonly maxTurns?: number | undefined
   readonly maxTokens?: number | undefined
-  /** Replaces the default system prompt. */
-  readonly systemPrompt?: ModelRequest["system"] | undefined
+  /**
+   * Replaces the default system prompt (the `ContextAssembly`'s when one is provided, else
+   * {@link defaultSystemPrompt}). A string or text blocks are sent as given (all of it the stable
+   * part); a `SystemPrompt` as its two parts.
+   */
+  readonly systemPrompt?: ModelRequest["system"] | SystemPrompt.SystemPrompt | undefined
+  /** Added after the system prompt (the default one or `systemPrompt`), as its last section. */
+  readonly appendSystemPrompt?: string | undefined
   /** Emit `stream_event` messages with the raw model events. */
   readonly includePartialMessages?: boolean | undefined
   readonly permissionMode?: string | undefined
   /** The MCP servers of this session and how their start went, as `system`/`init` reports them. */
   readonly mcpServers?: ReadonlyArray<{ readonly name: string; readonly status: string }> | undefined
+  /**
+   * Prices per model (default {@link Pricing.defaultTable}; `Pricing.merge` adds to it). A model it
+   * does not know counts as $0, and the session warns about it once (`system`/`informational`).
+   */
   readonly pricing?: Pricing.Table | undefined
+  /**
+   * Ends the turn with `error_max_budget_usd` once the session's total cost reaches this many USD:
+   * checked after each model response (a soft cap: the response that crosses it is kept, its tool
+   * calls are not run).
+   */
+  readonly maxBudgetUsd?: number | undefined
+  /**
+   * The Read-shaped tool that attaches the files a prompt mentions with `@path` (default: the
+   * registry's `Read`; without one, mentions stay text).
+   */
+  readonly mentionReader?: Tool.Any | undefined
   /** Further Messages API parameters for every request. */
   readonly params?: Readonly<Record<string, unknown>> | undefined
 }
@@ -93,6 +148,7 @@ const aborted = (signal: AbortSignal): Effect.Effect<void> =>
 
 /** @category Models */
 export interface Service {
+  /** The session's id; `/clear` starts a new session, with a new id. */
   readonly sessionId: string
   readonly state: SessionState.Service
   /** The `system`/`init` message (emitted before the first turn's messages). */
@@ -101,11 +157,22 @@ export interface Service {
    * Runs one turn for this prompt and streams its messages; the last is its `result`. Turns run one
    * at a time: a second `submit` waits for the first to finish. `/compact [instructions]` compacts
    * the conversation instead (`system`/`status` "compacting", `system`/`compact_boundary` with
-   * trigger `manual`, and a result).
+   * trigger `manual`, and a result). `/clear` starts a new session: a new id, an empty
+   * conversation and fresh totals, a new transcript (the old one is left as it is); its result says
+   * so, and nothing goes to the model. `/cost`, `/context`, `/model [name]` and `/help` answer from
+   * the session's state (`system`/`local_command_output`, then a result); an unknown command is an
+   * error result, and nothing goes to the model. In a prompt, `@path` attaches the file (see
+   * `Mentions`). A `UserMessage` is sent as it is: no commands, no mentions.
    */
   readonly submit: (prompt: string | UserMessage, options?: SubmitOptions) => Stream.Stream<SdkMessage.SdkMessage>
+  /** The model later turns use: `options.model`, until `/model` or `setModel` switches it. */
+  readonly model: Effect.Effect<string>
+  /** Switches later turns to `model` (as `/model` does). */
+  readonly setModel: (model: string) => Effect.Effect<void>
   /** Stops the running turn (model stream and tools); it ends with an `error_during_execution` result. */
   readonly interrupt: Effect.Effect<void>
+  /** The session's system prompt: built at the first use (the first turn), then the same all session. */
+  readonly systemPrompt: Effect.Effect<SystemPrompt.SystemPrompt>
 }
 
 /** @category Context */
@@ -116,13 +183,27 @@ const zeroUsage = (): {
   output_tokens: number
   cache_creation_input_tokens: number
   cache_read_input_tokens: number
-} => ({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 })
+  /** The part of `cache_creation_input_tokens` written with the 1-hour TTL. */
+  ephemeral_1h_input_tokens: number
+} => ({
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  ephemeral_1h_input_tokens: 0
+})
 
 const fullUsage = (u: ReturnType<typeof zeroUsage>): SdkMessage.NonNullableUsage => ({
-  ...u,
+  input_tokens: u.input_tokens,
+  output_tokens: u.output_tokens,
+  cache_creation_input_tokens: u.cache_creation_input_tokens,
+  cache_read_input_tokens: u.cache_read_input_tokens,
   server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
   service_tier: "standard",
-  cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: u.cache_creation_input_tokens }
+  cache_creation: {
+    ephemeral_1h_input_tokens: u.ephemeral_1h_input_tokens,
+    ephemeral_5m_input_tokens: Math.max(0, u.cache_creation_input_tokens - u.ephemeral_1h_input_tokens)
+  }
 })
 
 /** The `message` field of an `assistant` SDK message. @category Conversions */
@@ -140,7 +221,8 @@ export const toApiMessage = (message: AssistantMessage, fallbackModel: string): 
       input_tokens: u?.input_tokens ?? 0,
       output_tokens: u?.output_tokens ?? 0,
       cache_creation_input_tokens: u?.cache_creation_input_tokens ?? 0,
-      cache_read_input_tokens: u?.cache_read_input_tokens ?? 0
+      cache_read_input_tokens: u?.cache_read_input_tokens ?? 0,
+      ephemeral_1h_input_tokens: u?.cache_creation?.ephemeral_1h_input_tokens ?? 0
     })
   }
 }
@@ -193,19 +275,38 @@ export const noticeMessage = (notice: ModelNotice, sessionId: string): SdkMessag
 }
 
 /**
- * A session over the given model, tools and pipeline.
+ * A session over the given model, tools and pipeline. With a `SessionStore` in context (and
+ * `persist` not `false`) its transcript is written as it goes (see `TranscriptRecorder`); with
+ * `resume` or `continue` it starts from a saved one, and fails with a `LoadError` when that cannot
+ * be used (never touching the file).
  *
  * @category Constructors
  */
-export const make = (
-  options: Options
-): Effect.Effect<Service, never, ModelClient | ToolRuntime | ToolRegistry | Pipeline> =>
-  Effect.gen(function*() {
+export function make(
+  options: Options & NewSession
+): Effect.Effect<Service, never, ModelClient | ToolRuntime | ToolRegistry | Pipeline>
+export function make(options: Options): Effect.Effect<Service, LoadError, ModelClient | ToolRuntime | ToolRegistry | Pipeline>
+export function make(options: Options): Effect.Effect<Service, LoadError, ModelClient | ToolRuntime | ToolRegistry | Pipeline> {
+  return Effect.gen(function*() {
     const context = yield* Effect.context<ModelClient | ToolRuntime | ToolRegistry | Pipeline>()
     const compactor = Option.getOrUndefined(yield* Effect.serviceOption(Compactor))
     const registry = yield* ToolRegistry
-    const sessionId = options.sessionId ?? crypto.randomUUID()
-    const state = yield* SessionState.make(sessionId, options.history ?? [])
+    const store = Option.getOrUndefined(yield* Effect.serviceOption(SessionStore.SessionStore))
+    // A session made inside another's turn (a subagent: the parent's state is in context) is part of
+    // the parent's conversation, not a session of the folder: it is not saved unless asked to.
+    const persist = store !== undefined &&
+      (options.persist ?? Option.isNone(yield* Effect.serviceOption(SessionState.SessionState)))
+    const loaded = yield* resumeFrom(options, store)
+    const fork = loaded !== undefined && options.forkSession === true
+    /** Changes on `/clear`; `state.sessionId` reads it. */
+    let sessionId = loaded !== undefined && !fork ? loaded.sessionId : options.sessionId ?? crypto.randomUUID()
+    const state = withSessionId(
+      yield* SessionState.make(sessionId, loaded !== undefined ? Transcript.answerDangling(loaded.messages) : options.history ?? []),
+      () => sessionId
+    )
+    if (loaded !== undefined) yield* restore(state, loaded)
+    /** Warnings for people from loading (a truncated last line), shown with the first turn. */
+    let notices: ReadonlyArray<string> = loaded?.warnings ?? []
     const turnLock = yield* Effect.makeSemaphore(1)
     const interruptSignal = yield* Ref.make(yield* Deferred.make<void>())
     const initSent = yield* Ref.make(false)
@@ -213,8 +314,66 @@ export const make = (
     const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS
     const maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS
     const includePartial = options.includePartialMessages === true
+    const sessionStartedAt = yield* Clock.currentTimeMillis
+    /** The model of later turns (`/model` switches it); `state.model` is the model of the current call. */
+    const currentModel = yield* Ref.make(options.model)
+    // The transcript: continued when resuming, a new file for a new session or a fork.
+    const recorderFor = (
+      id: string,
+      continues: Transcript.Loaded | undefined,
+      origin: TranscriptRecorder.Options["origin"]
+    ): Effect.Effect<TranscriptRecorder.Recorder> =>
+      store === undefined || !persist
+        ? Effect.succeed(TranscriptRecorder.disabled)
+        : TranscriptRecorder.make({
+          store,
+          cwd: options.cwd,
+          sessionId: id,
+          state,
+          primaryModel: Ref.get(currentModel),
+          continues,
+          origin
+        })
+    let recorder = yield* recorderFor(
+      sessionId,
+      fork ? undefined : loaded,
+      fork ? { source: "fork", from: loaded.sessionId } : undefined
+    )
+    /** Models without a price that the session has already warned about, as `session id␀model` (`/clear` starts a new session). */
+    const warnedUnpriced = yield* Ref.make<ReadonlySet<string>>(new Set())
+    const permissions = Option.getOrUndefined(yield* Effect.serviceOption(Permissions))
+    const mentionReader = Mentions.toolReader(options.mentionReader ?? registry.get("Read"), options.cwd)
+    const maxBudgetUsd = options.maxBudgetUsd
+    /** After each model response: whether the session's cost has reached `maxBudgetUsd`. */
+    const budget = maxBudgetUsd === undefined ? undefined : Effect.map(
+      Ref.get(state.usage),
+      (usage) => Cost.total(usage, pricing) >= maxBudgetUsd ? `Reached maximum budget ($${maxBudgetUsd})` : undefined
+    )
 
-    const init: SdkMessage.SystemInit = {
+    // The system prompt, resolved once (at the first turn) and kept for the session: git runs once,
+    // and nothing in it changes between requests, so the prompt cache holds.
+    const assembly = Option.getOrUndefined(yield* Effect.serviceOption(ContextAssembly))
+    const given = options.systemPrompt
+    const base: Effect.Effect<NonNullable<ModelRequest["system"]> | SystemPrompt.SystemPrompt> = given !== undefined
+      ? Effect.succeed(given)
+      : assembly !== undefined
+      ? assembly.assemble(options.cwd)
+      : Effect.succeed(defaultSystemPrompt(options.cwd))
+    const resolved = yield* Effect.cached(Effect.map(base, (prompt): {
+      readonly prompt: SystemPrompt.SystemPrompt
+      readonly request: Pick<ModelRequest, "system" | "systemStableBlocks">
+    } => {
+      const twoPart = prompt instanceof SystemPrompt.SystemPrompt ? prompt : SystemPrompt.custom(prompt)
+      if (options.appendSystemPrompt !== undefined) {
+        const appended = SystemPrompt.append(twoPart, options.appendSystemPrompt)
+        return { prompt: appended, request: SystemPrompt.toRequest(appended) }
+      }
+      // A string or blocks given by the embedder go as given.
+      const request = prompt instanceof SystemPrompt.SystemPrompt ? SystemPrompt.toRequest(prompt) : { system: prompt }
+      return { prompt: twoPart, request }
+    }))
+
+    let init: SdkMessage.SystemInit = {
       type: "system",
       subtype: "init",
       cwd: options.cwd,
@@ -223,7 +382,7 @@ export const make = (
       mcp_servers: options.mcpServers ?? [],
       model: options.model,
       permissionMode: options.permissionMode ?? "default",
-      slash_commands: [],
+      slash_commands: SlashCommand.builtin.map((c) => c.name),
       apiKeySource: "ANTHROPIC_API_KEY",
       claude_code_version: VERSION,
       output_style: "default",
@@ -233,24 +392,72 @@ export const make = (
     }
 
     const modelUsage = Effect.map(Ref.get(state.usage), (usage) => {
-      const report: Record<string, SdkMessage.ModelUsageReport> = {}
-      let total = 0
-      for (const [model, u] of usage) {
-        const costUSD = Pricing.costOf(model, u, pricing)
-        total += costUSD
-        report[model] = {
-          inputTokens: u.inputTokens,
-          outputTokens: u.outputTokens,
-          cacheReadInputTokens: u.cacheReadInputTokens,
-          cacheCreationInputTokens: u.cacheCreationInputTokens,
-          webSearchRequests: 0,
-          costUSD,
-          contextWindow: DEFAULT_CONTEXT_WINDOW,
-          maxOutputTokens: maxTokens
-        }
-      }
-      return { report, total }
+      const r = Cost.report(usage, { pricing, maxOutputTokens: maxTokens })
+      return { report: r.modelUsage, total: r.totalCostUsd }
     })
+
+    /** A `system`/`informational` warning for each model used without a price, once per model and session. */
+    const unpricedWarnings: Effect.Effect<Array<SdkMessage.SdkMessage>> = Effect.gen(function*() {
+      const usage = yield* Ref.get(state.usage)
+      const warned = yield* Ref.get(warnedUnpriced)
+      const key = (model: string) => `${sessionId}\u0000${model}`
+      const fresh = [...usage.keys()].filter((model) => !warned.has(key(model)) && Pricing.priceOf(model, pricing) === undefined)
+      if (fresh.length === 0) return []
+      yield* Ref.set(warnedUnpriced, new Set([...warned, ...fresh.map(key)]))
+      return fresh.map((model): SdkMessage.SdkMessage => ({
+        type: "system",
+        subtype: "informational",
+        level: "warning",
+        content: Cost.unpricedWarning(model),
+        uuid: crypto.randomUUID(),
+        session_id: sessionId
+      }))
+    })
+
+    /**
+     * A slash command answered from the session's state (`/cost`, `/context`, `/model`, `/help`), or
+     * an unknown one: `system`/`local_command_output` and a result, without calling the model.
+     */
+    const localCommand = (invocation: SlashCommand.Invocation): Stream.Stream<SdkMessage.SdkMessage> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        yield* Effect.acquireRelease(turnLock.take(1), () => turnLock.release(1))
+        const startedAt = yield* Clock.currentTimeMillis
+        const first = !(yield* Ref.getAndSet(initSent, true))
+        const answer = LocalCommands.run(invocation, {
+          state,
+          model: currentModel,
+          defaultModel: options.model,
+          pricing,
+          maxOutputTokens: maxTokens,
+          system: Effect.map(resolved, (r) => r.request.system),
+          tools: registry.definitions,
+          startedAt: sessionStartedAt
+        })
+        const output = answer === undefined ? { text: SlashCommand.unknown(invocation.name), isError: true } : yield* answer
+        const stamp = () => ({ uuid: crypto.randomUUID(), session_id: sessionId })
+        const out: Array<SdkMessage.SdkMessage> = first ? [init] : []
+        if (!output.isError) out.push({ type: "system", subtype: "local_command_output", content: output.text, ...stamp() })
+        out.push(...(yield* unpricedWarnings))
+        const { report, total } = yield* modelUsage
+        out.push({
+          type: "result",
+          subtype: output.isError ? "error_during_execution" : "success",
+          is_error: output.isError,
+          result: output.text,
+          ...(output.isError ? { errors: [output.text] } : {}),
+          duration_ms: (yield* Clock.currentTimeMillis) - startedAt,
+          duration_api_ms: 0,
+          num_turns: 0,
+          stop_reason: null,
+          total_cost_usd: total,
+          usage: fullUsage(zeroUsage()),
+          modelUsage: report,
+          permission_denials: yield* Ref.get(state.permissionDenials),
+          terminal_reason: "completed",
+          ...stamp()
+        })
+        return Stream.fromIterable(out)
+      }))
 
     /** `/compact [instructions]`: compaction now, its status and boundary, and a result; no model turn. */
     const compactNow = (instructions: string | undefined): Stream.Stream<SdkMessage.SdkMessage> =>
@@ -268,18 +475,22 @@ export const make = (
             : history.length === 0
             ? { messages: history, halt: "There is nothing to compact yet" }
             : yield* compactor.manual(history, {
-              model: options.model,
+              model: yield* Ref.get(currentModel),
               iteration: 0,
               sessionId,
               maxTokens,
               cwd: options.cwd,
               tools: registry.definitions
             }, instructions)
-          if (outcome.halt === undefined) yield* Ref.set(state.messages, outcome.messages)
+          if (outcome.halt === undefined) {
+            yield* Ref.set(state.messages, outcome.messages)
+            recorder.note({ stage: "compact", report: outcome.report ?? "compacted", compaction: outcome.compaction })
+          }
+          const saved = yield* recorder.checkpoint({ sync: true })
           const now = yield* Clock.currentTimeMillis
           const { report, total } = yield* modelUsage
           const c = outcome.compaction
-          const out: Array<SdkMessage.SdkMessage> = []
+          const out: Array<SdkMessage.SdkMessage> = warningMessages(saved)
           if (c !== undefined) {
             out.push({
               type: "system",
@@ -288,6 +499,7 @@ export const make = (
               ...stamp()
             })
           }
+          out.push(...(yield* unpricedWarnings))
           out.push({
             type: "result",
             subtype: outcome.halt === undefined ? "success" : "error_during_execution",
@@ -308,14 +520,76 @@ export const make = (
           return out
         })
         return Stream.concat(
-          Stream.fromIterable(first ? [init, status] : [status]),
+          Stream.fromIterable(first ? [init, ...openingNotices(), status] : [status]),
           Stream.fromIterableEffect(work)
         )
       }))
 
+    /** `system`/`informational` warnings for people (transcript problems), stamped with the current session. */
+    const warningMessages = (warnings: ReadonlyArray<string>): Array<SdkMessage.SdkMessage> =>
+      warnings.map((content) => ({
+        type: "system",
+        subtype: "informational",
+        level: "warning",
+        content,
+        uuid: crypto.randomUUID(),
+        session_id: sessionId
+      }))
+
+    /** The warnings from loading the transcript, once (with the first messages the session emits). */
+    const openingNotices = (): Array<SdkMessage.SdkMessage> => {
+      const out = warningMessages(notices)
+      notices = []
+      return out
+    }
+
+    /**
+     * `/clear`: a new session in this one: a new id, the state's refs as a new session has them, a new
+     * transcript (its first entry says it follows the old session, whose file stays as it is), and
+     * the new session's `system`/`init`; then a result saying so. Nothing goes to the model.
+     */
+    const clearNow = (): Stream.Stream<SdkMessage.SdkMessage> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        yield* Effect.acquireRelease(turnLock.take(1), () => turnLock.release(1))
+        const startedAt = yield* Clock.currentTimeMillis
+        const previous = sessionId
+        const flushed = yield* recorder.checkpoint({ sync: true })
+        sessionId = crypto.randomUUID()
+        yield* resetState(state, yield* SessionState.make(sessionId))
+        recorder = yield* recorderFor(sessionId, undefined, { source: "clear", from: previous })
+        const started = yield* recorder.checkpoint({ sync: true })
+        init = { ...init, session_id: sessionId, uuid: crypto.randomUUID() }
+        yield* Ref.set(initSent, true)
+        const { report, total } = yield* modelUsage
+        const text = `Started a new session, ${sessionId}, with an empty conversation. ` +
+          `The previous one (${previous}) is kept as it was: resume it with --resume ${previous}.`
+        const out: Array<SdkMessage.SdkMessage> = [init, ...warningMessages([...flushed, ...started])]
+        out.push({
+          type: "result",
+          subtype: "success",
+          is_error: false,
+          result: text,
+          duration_ms: (yield* Clock.currentTimeMillis) - startedAt,
+          duration_api_ms: 0,
+          num_turns: 0,
+          stop_reason: null,
+          total_cost_usd: total,
+          usage: fullUsage(zeroUsage()),
+          modelUsage: report,
+          permission_denials: [],
+          terminal_reason: "completed",
+          uuid: crypto.randomUUID(),
+          session_id: sessionId
+        })
+        return Stream.fromIterable(out)
+      }))
+
     const submit = (prompt: string | UserMessage, submitOptions: SubmitOptions = {}): Stream.Stream<SdkMessage.SdkMessage> => {
-      const command = typeof prompt === "string" ? /^\s*\/compact(?:\s+([\s\S]*))?$/.exec(prompt) : null
-      return command !== null ? compactNow(command[1]?.trim() || undefined) : runTurn(prompt, submitOptions)
+      const command = typeof prompt === "string" ? SlashCommand.parse(prompt) : undefined
+      if (command === undefined) return runTurn(prompt, submitOptions)
+      if (command.name === "compact") return compactNow(command.args === "" ? undefined : command.args)
+      if (command.name === "clear") return clearNow()
+      return localCommand(command)
     }
 
     const runTurn = (prompt: string | UserMessage, submitOptions: SubmitOptions): Stream.Stream<SdkMessage.SdkMessage> =>
@@ -325,9 +599,28 @@ export const make = (
         yield* Ref.set(interruptSignal, signal)
         const startedAt = yield* Clock.currentTimeMillis
         const apiBefore = yield* Ref.get(state.apiDurationMs)
-        const userMessage = typeof prompt === "string" ? new UserMessage({ content: prompt }) : prompt
+        const model = yield* Ref.get(currentModel)
+        // `@path` mentions attach their files (read by the Read tool, recorded in the file state).
+        const expanded = typeof prompt === "string"
+          ? yield* Mentions.expand(prompt, {
+            cwd: options.cwd,
+            read: mentionReader,
+            denied: permissions === undefined ? undefined : Mentions.denyRules(permissions.config, options.cwd)
+          }).pipe(Effect.provideService(SessionState.SessionState, state))
+          : undefined
+        const userMessage = expanded?.message ?? (prompt as UserMessage)
         yield* Ref.update(state.messages, (ms) => [...ms, userMessage])
         const first = !(yield* Ref.getAndSet(initSent, true))
+        // The prompt is final: it is in the transcript before the model sees it.
+        const saved = yield* recorder.checkpoint()
+        const notes: Array<SdkMessage.SdkMessage> = (expanded?.skipped ?? []).map((skip) => ({
+          type: "system",
+          subtype: "informational",
+          level: "warning",
+          content: `${skip.mention} was not attached (${skip.reason}); it was sent as text.`,
+          uuid: crypto.randomUUID(),
+          session_id: sessionId
+        }))
         const turnUsage = zeroUsage()
         const stamp = { session_id: sessionId, parent_tool_use_id: null } as const
 
@@ -384,6 +677,13 @@ export const make = (
                 const text = event.message ?? "The answer was cut at the output limit"
                 return { ...common, subtype: "error_during_execution", is_error: true, result: text, errors: [text] } as const
               }
+              case "budget_exhausted":
+                return {
+                  ...common,
+                  subtype: "error_max_budget_usd",
+                  is_error: true,
+                  errors: [event.message ?? `Reached maximum budget ($${maxBudgetUsd})`]
+                } as const
             }
           })
 
@@ -407,10 +707,11 @@ export const make = (
                 turnUsage.output_tokens += u.output_tokens
                 turnUsage.cache_creation_input_tokens += u.cache_creation_input_tokens ?? 0
                 turnUsage.cache_read_input_tokens += u.cache_read_input_tokens ?? 0
+                turnUsage.ephemeral_1h_input_tokens += u.cache_creation?.ephemeral_1h_input_tokens ?? 0
               }
               return {
                 type: "assistant",
-                message: toApiMessage(event.message, options.model),
+                message: toApiMessage(event.message, model),
                 uuid: crypto.randomUUID(),
                 ...stamp
               }
@@ -485,10 +786,13 @@ export const make = (
             const out: Array<SdkMessage.SdkMessage> = []
             let complete: Extract<TurnEvent, { _tag: "TurnComplete" }> | undefined
             const events = Chunk.toReadonlyArray(chunk)
+            let final = false
             for (let i = 0; i < events.length; i++) {
               const event = events[i]!
               if (event._tag === "TurnComplete") complete = event
               else {
+                if (event._tag !== "StreamEvents" && event._tag !== "ToolProgress") final = true
+                if (event._tag === "StageApplied") recorder.note(event.report)
                 if (event._tag === "ToolResults") {
                   const denials = yield* Ref.get(state.permissionDenials)
                   if (denials.length > 0) out.push(...denialMessages(event.message, denials))
@@ -496,16 +800,24 @@ export const make = (
                 toMessages(event, out)
               }
             }
+            // What became final in this chunk is in the transcript before it is emitted (a process
+            // killed now loses at most the message in flight); the end of the turn also syncs the file.
+            if (final || complete !== undefined) {
+              out.push(...warningMessages(yield* recorder.checkpoint({ sync: complete !== undefined })))
+            }
             if (complete === undefined) return Chunk.unsafeFromArray(out)
+            out.push(...(yield* unpricedWarnings))
             out.push(yield* toResult(complete))
             return Chunk.unsafeFromArray(out)
           })
 
+        const { request: systemFields } = yield* resolved
         const turn = TurnLoop.run({
-          model: options.model,
+          model,
           maxTokens,
           maxTurns,
-          system: options.systemPrompt ?? defaultSystemPrompt(options.cwd),
+          budget,
+          ...systemFields,
           cwd: options.cwd,
           params: options.params,
           interrupt: submitOptions.signal === undefined
@@ -514,22 +826,89 @@ export const make = (
           emitStreamEvents: includePartial
         }).pipe(
           Stream.mapChunksEffect(chunkToMessages),
+          // A consumer that stops pulling early still leaves the transcript up to date and synced.
+          Stream.ensuring(Effect.suspend(() => recorder.checkpoint({ sync: true }))),
           Stream.provideService(SessionState.SessionState, state),
           Stream.provideContext(context)
         )
-        return first ? Stream.concat(Stream.make(init), turn) : turn
+        const prefix = [...(first ? [init] : []), ...openingNotices(), ...notes, ...warningMessages(saved)]
+        return prefix.length === 0 ? turn : Stream.concat(Stream.fromIterable(prefix), turn)
       }))
 
     return Session.of({
-      sessionId,
+      get sessionId() {
+        return sessionId
+      },
       state,
-      init,
+      get init() {
+        return init
+      },
       submit,
-      interrupt: Effect.flatMap(Ref.get(interruptSignal), (d) => Deferred.succeed(d, undefined))
+      model: Ref.get(currentModel),
+      setModel: (model) => Ref.set(currentModel, model),
+      interrupt: Effect.flatMap(Ref.get(interruptSignal), (d) => Deferred.succeed(d, undefined)),
+      systemPrompt: Effect.map(resolved, (r) => r.prompt)
     })
   })
+}
 
-/** A session layer. @category Layers */
+/** A session layer (failing when `resume` or `continue` finds no usable transcript). @category Layers */
 export const layer = (
   options: Options
-): Layer.Layer<Session, never, ModelClient | ToolRuntime | ToolRegistry | Pipeline> => Layer.effect(Session, make(options))
+): Layer.Layer<Session, LoadError, ModelClient | ToolRuntime | ToolRegistry | Pipeline> =>
+  Layer.effect(Session, make(options))
+
+/** Options that start a new session (no `resume`, no `continue`): making it cannot fail. @category Models */
+export interface NewSession {
+  readonly resume?: undefined
+  readonly continue?: false | undefined
+}
+
+/** The transcript `options` ask to continue, if any, from the store. */
+const resumeFrom = (
+  options: Options,
+  store: SessionStore.Service | undefined
+): Effect.Effect<Transcript.Loaded | undefined, LoadError> => {
+  if (typeof options.resume === "object") return Effect.succeed(options.resume)
+  if (options.resume === undefined && options.continue !== true) return Effect.succeed(undefined)
+  if (store === undefined) {
+    return Effect.fail(
+      new SessionNotFound({
+        ...(options.resume !== undefined ? { sessionId: options.resume } : {}),
+        cwd: options.cwd,
+        directory: "nowhere",
+        known: [],
+        reason: "no SessionStore is provided to load it from"
+      })
+    )
+  }
+  return options.resume !== undefined
+    ? store.load(options.cwd, options.resume)
+    : SessionStore.loadLatest(store, options.cwd)
+}
+
+/** Puts a loaded transcript's totals into fresh state: usage, file read state, the last call's model. */
+const restore = (state: SessionState.Service, loaded: Transcript.Loaded): Effect.Effect<void> =>
+  Effect.all([
+    Ref.set(state.usage, loaded.usage),
+    Ref.set(state.fileState, loaded.fileState),
+    Ref.set(state.model, loaded.lastModel)
+  ], { discard: true })
+
+/**
+ * `state` whose `sessionId` reads `id()`: the refs stay the same objects for the whole life of the
+ * `Session` (whatever captured them keeps working), while `/clear` gives it a new id.
+ */
+const withSessionId = (state: SessionState.Service, id: () => string): SessionState.Service =>
+  Object.defineProperty({ ...state }, "sessionId", { get: id, enumerable: true, configurable: false })
+
+const isRef = (value: unknown): value is Ref.Ref<unknown> =>
+  typeof value === "object" && value !== null && Ref.RefTypeId in value
+
+/** Sets every ref of `state` to its value in `fresh` (`/clear`): the state of a new session, in the same refs. */
+const resetState = (state: SessionState.Service, fresh: SessionState.Service): Effect.Effect<void> =>
+  Effect.forEach(Object.keys(fresh), (key) => {
+    const from = (fresh as unknown as Record<string, unknown>)[key]
+    const to = (state as unknown as Record<string, unknown>)[key]
+    return isRef(from) && isRef(to) ? Effect.flatMap(Ref.get(from), (value) => Ref.set(to, value)) : Effect.void
+  }, { discard: true })

@@ -14,7 +14,12 @@ export interface ModelUsage {
   readonly inputTokens: number
   readonly outputTokens: number
   readonly cacheReadInputTokens: number
+  /** Cache writes of every TTL. */
   readonly cacheCreationInputTokens: number
+  /** The cache writes with the 5-minute TTL (all of them when the API did not split them by TTL). */
+  readonly cacheCreationEphemeral5mInputTokens: number
+  /** The cache writes with the 1-hour TTL. */
+  readonly cacheCreationEphemeral1hInputTokens: number
   readonly requests: number
 }
 
@@ -95,11 +100,16 @@ export const addUsage = (
 ): ReadonlyMap<string, ModelUsage> => {
   const prev = totals.get(model)
   const next = new Map(totals)
+  const split = usage.cache_creation
+  const written1h = split?.ephemeral_1h_input_tokens ?? 0
+  const written = usage.cache_creation_input_tokens ?? (split != null ? split.ephemeral_5m_input_tokens + written1h : 0)
   next.set(model, {
     inputTokens: (prev?.inputTokens ?? 0) + usage.input_tokens,
     outputTokens: (prev?.outputTokens ?? 0) + usage.output_tokens,
     cacheReadInputTokens: (prev?.cacheReadInputTokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
-    cacheCreationInputTokens: (prev?.cacheCreationInputTokens ?? 0) + (usage.cache_creation_input_tokens ?? 0),
+    cacheCreationInputTokens: (prev?.cacheCreationInputTokens ?? 0) + written,
+    cacheCreationEphemeral5mInputTokens: (prev?.cacheCreationEphemeral5mInputTokens ?? 0) + Math.max(0, written - written1h),
+    cacheCreationEphemeral1hInputTokens: (prev?.cacheCreationEphemeral1hInputTokens ?? 0) + written1h,
     requests: (prev?.requests ?? 0) + 1
   })
   return next
@@ -124,6 +134,10 @@ export const mergeUsage = (
       outputTokens: (prev?.outputTokens ?? 0) + u.outputTokens,
       cacheReadInputTokens: (prev?.cacheReadInputTokens ?? 0) + u.cacheReadInputTokens,
       cacheCreationInputTokens: (prev?.cacheCreationInputTokens ?? 0) + u.cacheCreationInputTokens,
+      cacheCreationEphemeral5mInputTokens: (prev?.cacheCreationEphemeral5mInputTokens ?? 0) +
+        u.cacheCreationEphemeral5mInputTokens,
+      cacheCreationEphemeral1hInputTokens: (prev?.cacheCreationEphemeral1hInputTokens ?? 0) +
+        u.cacheCreationEphemeral1hInputTokens,
       requests: (prev?.requests ?? 0) + u.requests
     })
   }

@@ -18,8 +18,9 @@ import type { StageReport } from "./Stage.js"
  * Why a turn ended: the model answered without tool calls (`completed`), the iteration budget ran
  * out (`max_turns`), the model call failed (`model_error`), the turn was interrupted while
  * streaming (`aborted_streaming`) or running tools (`aborted_tools`), the conversation cannot be
- * made to fit the context window (`prompt_too_long`: compaction failed or its breaker tripped), or
- * the answer was still cut by `max_tokens` after the allowed continuations (`max_output_tokens`).
+ * made to fit the context window (`prompt_too_long`: compaction failed or its breaker tripped),
+ * the answer was still cut by `max_tokens` after the allowed continuations (`max_output_tokens`), or
+ * the session's spending budget is spent (`budget_exhausted`, see `TurnLoop.Options.budget`).
  *
  * @category Models
  */
@@ -31,6 +32,7 @@ export type TerminalReason =
   | "aborted_tools"
   | "prompt_too_long"
   | "max_output_tokens"
+  | "budget_exhausted"
 
 /** @category Models */
 export type TurnEvent = Data.TaggedEnum<{

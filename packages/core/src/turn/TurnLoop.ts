@@ -51,6 +51,8 @@ export interface Options {
   /** The most model calls in this turn; the turn ends with `max_turns` after the last one's tools. */
   readonly maxTurns?: number | undefined
   readonly system?: ModelRequest["system"] | undefined
+  /** How many leading blocks of `system` are its stable part (see `ModelRequest.systemStableBlocks`). */
+  readonly systemStableBlocks?: number | undefined
   /** Working directory handed to tools. */
   readonly cwd: string
   readonly source?: QuerySource | undefined
@@ -60,6 +62,14 @@ export interface Options {
   readonly interrupt?: Effect.Effect<void> | undefined
   /** Emit raw events as `StreamEvents` batches (default true). */
   readonly emitStreamEvents?: boolean | undefined
+  /**
+   * A spending check, run after each model response (once its usage is recorded) and after each
+   * round of tool results: when it yields a message, the turn ends with `budget_exhausted`. Tool
+   * calls of the response that crossed the budget are not run (as in Claude Code, which stops
+   * right after that response): each is answered with an error result carrying the message, or
+   * with its own result if it had already finished while the answer streamed.
+   */
+  readonly budget?: Effect.Effect<string | undefined> | undefined
 }
 
 /** The services a turn needs. @category Models */
@@ -153,7 +163,10 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
           phase = "streaming"
           yield* Ref.update(session.messages, (ms) => [...ms, message])
           const out: Array<TurnEvent> = [TurnEvent.ToolResults({ message })]
-          if (iteration >= maxTurns) out.push(complete("max_turns"))
+          // The tools may have spent too (a subagent's calls count in the session's usage).
+          const spent = options.budget === undefined ? undefined : yield* options.budget
+          if (spent !== undefined) out.push(complete("budget_exhausted", undefined, spent))
+          else if (iteration >= maxTurns) out.push(complete("max_turns"))
           return out
         }))
       )
@@ -162,6 +175,29 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
     /** Adds the time since `startedAt` to the session's API time. */
     const recordApiTime = (startedAt: number) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(session.apiDurationMs, (d) => d + now - startedAt))
+
+    /**
+     * Ends the turn on a spent budget. The calls of `message` are not run: each gets its result if
+     * it finished while the answer streamed, else an error saying why; calls still running stop
+     * when this iteration's scope closes.
+     */
+    const budgetSpent = (message: AssistantMessage, executor: ToolRuntime.Executor, spent: string) =>
+      Effect.gen(function*() {
+        const out: Array<TurnEvent> = []
+        if (message.toolUses.length > 0) {
+          const finished = new Map(executor.finished)
+          const answered = new UserMessage({
+            content: message.toolUses.map((u) =>
+              finished.get(u.id) ??
+                ToolRuntime.errorResult(u.id, `${spent}: the turn ended before this tool call ran to completion.`)
+            )
+          })
+          yield* Ref.update(session.messages, (ms) => [...ms, answered])
+          out.push(TurnEvent.ToolResults({ message: answered }))
+        }
+        out.push(complete("budget_exhausted", undefined, spent))
+        return out
+      })
 
     /** The answer whose tool calls run next, if it made any, with the executor running them. */
     let toolCalls: { readonly result: Accumulator.Result; readonly executor: ToolRuntime.Executor } | undefined
@@ -188,6 +224,8 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
         }
         reactiveTried = false
         const assistant = TurnEvent.Assistant({ message })
+        const spent = options.budget === undefined ? undefined : yield* options.budget
+        if (spent !== undefined) return [assistant, ...(yield* budgetSpent(message, executor, spent))]
         if (message.toolUses.length === 0 && message.stop_reason === "max_tokens") {
           if (continuations >= MAX_CONTINUATIONS) {
             return [
@@ -261,6 +299,7 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
         tools: registry.definitions,
         source: options.source ?? "foreground",
         ...(options.system !== undefined ? { system: options.system } : {}),
+        ...(options.systemStableBlocks !== undefined ? { systemStableBlocks: options.systemStableBlocks } : {}),
         ...(options.params !== undefined ? { params: options.params } : {})
       }
       const startedAt = yield* Clock.currentTimeMillis
