@@ -5,9 +5,10 @@
  * valid transcript.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Invariants, Message, Pipeline, Session, SessionState, TestModel, Tool, ToolRegistry, ToolRuntime } from "@keel/core"
+import { Invariants, Message, Session, SessionState, TestModel, Tool } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { Chunk, Effect, Layer, Ref, Schema, Stream } from "effect"
+import { Effect, Layer, Ref, Schema } from "effect"
+import { collect, kinds, layerFor, resultOf } from "./support/Sessions.js"
 
 /** Tools that count their runs: `Slow` after a second (under Clock), `Spend` adds $5 of Opus usage to the session. */
 const toolsFor = (runs: Ref.Ref<number>) => [
@@ -39,27 +40,9 @@ const toolsFor = (runs: Ref.Ref<number>) => [
 const setup = (script: ReadonlyArray<TestModel.ScriptItem>) =>
   Effect.gen(function*() {
     const runs = yield* Ref.make(0)
-    const context = yield* Layer.build(
-      Layer.mergeAll(
-        TestModel.layer(script),
-        Pipeline.layerEmpty,
-        ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer(toolsFor(runs))))
-      )
-    )
+    const context = yield* Layer.build(layerFor(script, toolsFor(runs)))
     return { runs, context }
   })
-
-const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) =>
-  Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
-
-const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>): SdkMessage.Result => {
-  const last = messages[messages.length - 1]!
-  assert.strictEqual(last.type, "result")
-  return last as SdkMessage.Result
-}
-
-const kinds = (messages: ReadonlyArray<SdkMessage.SdkMessage>) =>
-  messages.map((m) => (m.type === "system" ? `system/${m.subtype}` : m.type))
 
 /** A Sonnet answer: 1,000 input and `output` output tokens cost $0.003 + output × $0.000015. */
 const sonnet = (content: ReadonlyArray<Message.ContentBlock>, output = 100) =>

@@ -5,29 +5,13 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Cost, Message, Pipeline, Pricing, Session, StreamEvent, TestModel, ToolRegistry, ToolRuntime } from "@keel/core"
+import { Cost, Message, Pricing, Session, StreamEvent, TestModel } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { Chunk, ConfigProvider, Effect, Layer, Stream } from "effect"
+import { ConfigProvider, Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { sleeper } from "./support/Tools.js"
-
-const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>) =>
-  Layer.mergeAll(
-    TestModel.layer(script),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sleeper])))
-  )
-
-const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) =>
-  Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
-
-const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>): SdkMessage.Result => {
-  const last = messages[messages.length - 1]!
-  assert.strictEqual(last.type, "result")
-  return last as SdkMessage.Result
-}
+import { collect, layerFor, resultOf } from "./support/Sessions.js"
 
 /** A scripted answer from `model` with exactly this usage (cache fields included). */
 const answer = (

@@ -1,25 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Invariants, Message, ModelError, Pipeline, Pricing, Session, TestModel, ToolRegistry, ToolRuntime } from "@keel/core"
+import { Invariants, Message, ModelError, Pricing, Session, TestModel } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { Chunk, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
-import { sleeper } from "./support/Tools.js"
-
-
-const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>) =>
-  Layer.mergeAll(
-    TestModel.layer(script),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sleeper])))
-  )
-
-const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) =>
-  Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
-
-const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>): SdkMessage.Result => {
-  const last = messages[messages.length - 1]!
-  assert.strictEqual(last.type, "result")
-  return last as SdkMessage.Result
-}
+import { Effect, Fiber, Ref, Stream, TestClock } from "effect"
+import { collect, layerFor, resultOf } from "./support/Sessions.js"
 
 const options = { model: "claude-sonnet-4-6", cwd: "/work" } as const
 

@@ -13,7 +13,6 @@ import {
   Invariants,
   Message,
   Microcompact,
-  Pipeline,
   Session,
   SessionStore,
   Snip,
@@ -26,15 +25,12 @@ import {
   Transcript
 } from "@keel/core"
 import type { ModelRequest, SdkMessage } from "@keel/core"
-import { Chunk, Effect, Either, Fiber, Layer, Option, Ref, Schema, Stream } from "effect"
+import { Effect, Either, Fiber, Layer, Option, Ref, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { collect, encodeMessage, layerFor, plain } from "./support/Sessions.js"
 import { sleeper } from "./support/Tools.js"
-
-const encodeMessage = Schema.encodeSync(Message.Message)
-/** Messages as plain data, to compare by value. */
-const plain = (messages: ReadonlyArray<Message.Message>) => messages.map((m) => encodeMessage(m))
 
 const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 
@@ -63,12 +59,7 @@ const storeLayer = (home: string) => SessionStore.layerFile({ home }).pipe(Layer
 
 /** The scripted model, no stages, Sleep and Read, and the file store under `home`. */
 const kernel = (script: ReadonlyArray<TestModel.ScriptItem>, home: string) =>
-  Layer.mergeAll(
-    TestModel.layer(script),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sleeper, read]))),
-    storeLayer(home)
-  )
+  Layer.merge(layerFor(script, [sleeper, read]), storeLayer(home))
 
 /** As {@link kernel}, with the real stages before autocompact: a tool result budget of 300 characters, snip, microcompact keeping 1. */
 const kernelWithStages = (script: ReadonlyArray<TestModel.ScriptItem>, home: string) => {
@@ -91,12 +82,27 @@ const kernelWithStages = (script: ReadonlyArray<TestModel.ScriptItem>, home: str
   )
 }
 
-const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) => Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
-
 const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>) => messages.at(-1) as SdkMessage.Result
 
 /** The store under `home`, outside any session. */
 const storeAt = (home: string) => Effect.provide(SessionStore.SessionStore, storeLayer(home))
+
+/** A `claude-test` session made with `options` on `layer`. */
+const open = <ROut, E>(layer: Layer.Layer<ROut, E>, options: Omit<Session.Options, "model">) =>
+  Session.make({ model: "claude-test", ...options }).pipe(Effect.provide(layer))
+
+/** As {@link open}, with the layer's scripted model (to read the requests it was sent). */
+const openWithModel = <ROut, E>(layer: Layer.Layer<ROut, E>, options: Omit<Session.Options, "model">) =>
+  Effect.all([Session.make({ model: "claude-test", ...options }), TestModel.TestModel]).pipe(Effect.provide(layer))
+
+/** A new home and project, and a session there whose one turn (`first`, answered `one`) is on file; with the store. */
+const afterOneTurn = Effect.gen(function*() {
+  const home = tmp("keel-home-")
+  const cwd = project()
+  const first = yield* open(kernel([TestModel.text("one")], home), { cwd })
+  yield* collect(first.submit("first"))
+  return { home, cwd, first, store: yield* storeAt(home) }
+})
 
 /** The transcript's entries, as JSON. */
 const entries = (file: string): Array<any> =>
@@ -124,10 +130,10 @@ describe("Session persistence", () => {
       const home = tmp("keel-home-")
       const cwd = project()
       const small = path.join(cwd, "small.txt")
-      const first = yield* Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([
+      const first = yield* open(kernel([
         TestModel.reply([TestModel.toolUse("Read", { file_path: small }, "t1")], { usage: { input_tokens: 100, output_tokens: 10 } }),
         TestModel.text("It says small file.", { usage: { input_tokens: 200, output_tokens: 20 } })
-      ], home)))
+      ], home), { cwd })
       const a = resultOf(yield* collect(first.submit("read small.txt")))
       assert.strictEqual(a.result, "It says small file.")
       const { lines } = yield* assertTranscript(home, cwd, first)
@@ -148,10 +154,7 @@ describe("Session persistence", () => {
       assert.isTrue(lines.every((e) => e.timestamp === "1970-01-01T00:00:00.000Z"))
       assert.deepStrictEqual(lines[1], { ...lines[1], model: "claude-test", fallback: false })
 
-      const [second, model] = yield* Effect.all([
-        Session.make({ model: "claude-test", cwd, resume: first.sessionId }),
-        TestModel.TestModel
-      ]).pipe(Effect.provide(kernel([TestModel.text("Still small.")], home)))
+      const [second, model] = yield* openWithModel(kernel([TestModel.text("Still small.")], home), { cwd, resume: first.sessionId })
       assert.strictEqual(second.sessionId, first.sessionId)
       assert.deepStrictEqual(plain(yield* Ref.get(second.state.messages)), plain(yield* Ref.get(first.state.messages)))
       assert.deepStrictEqual(yield* Ref.get(second.state.usage), yield* Ref.get(first.state.usage))
@@ -172,18 +175,16 @@ describe("Session persistence", () => {
       const cwd = project()
       const small = path.join(cwd, "small.txt")
       const big = path.join(cwd, "big.txt")
-      const [original, originalModel] = yield* Effect.all([Session.make({ model: "claude-test", cwd }), TestModel.TestModel]).pipe(
-        Effect.provide(kernelWithStages([
-          TestModel.reply([TestModel.toolUse("Read", { file_path: big }, "t1"), TestModel.toolUse("Read", { file_path: small }, "t2")]),
-          TestModel.text("Read both."),
-          TestModel.reply([TestModel.toolUse("Read", { file_path: small }, "t3")]),
-          TestModel.reply([TestModel.toolUse("Read", { file_path: big }, "t4")]),
-          // The API's count of the conversation: what a compaction must shrink.
-          TestModel.text("Read again.", { usage: { input_tokens: 5_000, output_tokens: 10 } }),
-          TestModel.text("SUMMARY: the user read two files."),
-          TestModel.text("ok")
-        ], home))
-      )
+      const [original, originalModel] = yield* openWithModel(kernelWithStages([
+        TestModel.reply([TestModel.toolUse("Read", { file_path: big }, "t1"), TestModel.toolUse("Read", { file_path: small }, "t2")]),
+        TestModel.text("Read both."),
+        TestModel.reply([TestModel.toolUse("Read", { file_path: small }, "t3")]),
+        TestModel.reply([TestModel.toolUse("Read", { file_path: big }, "t4")]),
+        // The API's count of the conversation: what a compaction must shrink.
+        TestModel.text("Read again.", { usage: { input_tokens: 5_000, output_tokens: 10 } }),
+        TestModel.text("SUMMARY: the user read two files."),
+        TestModel.text("ok")
+      ], home), { cwd })
       yield* collect(original.submit("read both files"))
       yield* assertTranscript(home, cwd, original)
       yield* collect(original.submit("read them again"))
@@ -194,10 +195,10 @@ describe("Session persistence", () => {
       for (const e of lines.filter((e) => e.type === "rewrite")) assert.isBelow(JSON.stringify(e).length, 2_000)
 
       // A fork of the transcript as it is now, with its own stages (nothing remembered) and model.
-      const [fork, forkModel] = yield* Effect.all([
-        Session.make({ model: "claude-test", cwd, resume: original.sessionId, forkSession: true }),
-        TestModel.TestModel
-      ]).pipe(Effect.provide(kernelWithStages([TestModel.text("SUMMARY: the user read two files."), TestModel.text("ok")], home)))
+      const [fork, forkModel] = yield* openWithModel(
+        kernelWithStages([TestModel.text("SUMMARY: the user read two files."), TestModel.text("ok")], home),
+        { cwd, resume: original.sessionId, forkSession: true }
+      )
       assert.notStrictEqual(fork.sessionId, original.sessionId)
 
       for (const session of [original, fork]) {
@@ -218,10 +219,10 @@ describe("Session persistence", () => {
       assert.strictEqual(compaction[0].compaction.trigger, "manual")
 
       // And resuming the original after its compaction sends the compacted conversation.
-      const [resumed, resumedModel] = yield* Effect.all([
-        Session.make({ model: "claude-test", cwd, resume: original.sessionId }),
-        TestModel.TestModel
-      ]).pipe(Effect.provide(kernelWithStages([TestModel.text("fine")], home)))
+      const [resumed, resumedModel] = yield* openWithModel(kernelWithStages([TestModel.text("fine")], home), {
+        cwd,
+        resume: original.sessionId
+      })
       yield* collect(resumed.submit("one more"))
       const [request] = yield* resumedModel.requests
       assert.deepStrictEqual(plain(request!.messages), [
@@ -232,15 +233,10 @@ describe("Session persistence", () => {
 
   it.effect("fork: a new id and file carrying the history; the original file is not touched", () =>
     Effect.gen(function*() {
-      const home = tmp("keel-home-")
-      const cwd = project()
-      const first = yield* Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([TestModel.text("one")], home)))
-      yield* collect(first.submit("first"))
-      const store = yield* storeAt(home)
+      const { cwd, first, home, store } = yield* afterOneTurn
       const originalBytes = fs.readFileSync(store.fileOf(cwd, first.sessionId))
       const id = "123e4567-e89b-42d3-a456-426614174000"
-      const fork = yield* Session.make({ model: "claude-test", cwd, resume: first.sessionId, forkSession: true, sessionId: id })
-        .pipe(Effect.provide(kernel([TestModel.text("two")], home)))
+      const fork = yield* open(kernel([TestModel.text("two")], home), { cwd, resume: first.sessionId, forkSession: true, sessionId: id })
       assert.strictEqual(fork.sessionId, id)
       const messages = yield* collect(fork.submit("second"))
       assert.isTrue(messages.every((m) => m.session_id === id))
@@ -255,9 +251,7 @@ describe("Session persistence", () => {
     Effect.gen(function*() {
       const home = tmp("keel-home-")
       const cwd = project()
-      const session = yield* Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([
-        TestModel.reply([TestModel.toolUse("Sleep", { ms: 60_000 }, "t1")])
-      ], home)))
+      const session = yield* open(kernel([TestModel.reply([TestModel.toolUse("Sleep", { ms: 60_000 }, "t1")])], home), { cwd })
       const fiber = yield* Effect.fork(collect(session.submit("sleep")))
       const store = yield* storeAt(home)
       const file = store.fileOf(cwd, session.sessionId)
@@ -273,10 +267,10 @@ describe("Session persistence", () => {
       fs.copyFileSync(file, crashedFile)
       yield* Fiber.interrupt(fiber)
 
-      const [resumed, model] = yield* Effect.all([
-        Session.make({ model: "claude-test", cwd, resume: session.sessionId }),
-        TestModel.TestModel
-      ]).pipe(Effect.provide(kernel([TestModel.text("Sorry, go on.")], crashed)))
+      const [resumed, model] = yield* openWithModel(kernel([TestModel.text("Sorry, go on.")], crashed), {
+        cwd,
+        resume: session.sessionId
+      })
       const history = yield* Ref.get(resumed.state.messages)
       assert.deepStrictEqual(Invariants.violations(history), [])
       const answer = (history.at(-1) as Message.UserMessage).toolResults[0]!
@@ -294,14 +288,10 @@ describe("Session persistence", () => {
 
   it.effect("a truncated last line: resume warns, cuts it and goes on; the file replays afterwards", () =>
     Effect.gen(function*() {
-      const home = tmp("keel-home-")
-      const cwd = project()
-      const first = yield* Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([TestModel.text("one")], home)))
-      yield* collect(first.submit("first"))
-      const file = (yield* storeAt(home)).fileOf(cwd, first.sessionId)
+      const { cwd, first, home, store } = yield* afterOneTurn
+      const file = store.fileOf(cwd, first.sessionId)
       fs.appendFileSync(file, "{\"type\":\"user\",\"uuid\":\"cut-he")
-      const resumed = yield* Session.make({ model: "claude-test", cwd, resume: first.sessionId })
-        .pipe(Effect.provide(kernel([TestModel.text("two")], home)))
+      const resumed = yield* open(kernel([TestModel.text("two")], home), { cwd, resume: first.sessionId })
       const messages = yield* collect(resumed.submit("second"))
       const warning = messages.find((m) => m.type === "system" && m.subtype === "informational") as SdkMessage.Informational
       assert.strictEqual(warning.level, "warning")
@@ -313,18 +303,13 @@ describe("Session persistence", () => {
 
   it.effect("a corrupt or foreign file, or an unknown id: resume fails naming the file and line, and the file stays as it was", () =>
     Effect.gen(function*() {
-      const home = tmp("keel-home-")
-      const cwd = project()
-      const first = yield* Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([TestModel.text("one")], home)))
-      yield* collect(first.submit("first"))
-      const store = yield* storeAt(home)
+      const { cwd, first, home, store } = yield* afterOneTurn
       const file = store.fileOf(cwd, first.sessionId)
       const lines = fs.readFileSync(file, "utf8").split("\n")
       lines.splice(1, 0, "{ this is not json")
       fs.writeFileSync(file, lines.join("\n"))
       const before = fs.readFileSync(file)
-      const resume = (id: string) =>
-        Effect.flip(Session.make({ model: "claude-test", cwd, resume: id }).pipe(Effect.provide(kernel([], home))))
+      const resume = (id: string) => Effect.flip(open(kernel([], home), { cwd, resume: id }))
       const corrupt = yield* resume(first.sessionId)
       assert.strictEqual(corrupt._tag, "CorruptTranscript")
       assert.match(corrupt.message, new RegExp(`^${file.replace(/[.]/g, "\\.")}:2: the transcript is corrupt: it is not JSON`))
@@ -345,14 +330,10 @@ describe("Session persistence", () => {
 
   it.effect("a new session never writes over a transcript: an id in use is a warning, and the file is unchanged", () =>
     Effect.gen(function*() {
-      const home = tmp("keel-home-")
-      const cwd = project()
-      const first = yield* Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([TestModel.text("one")], home)))
-      yield* collect(first.submit("first"))
-      const file = (yield* storeAt(home)).fileOf(cwd, first.sessionId)
+      const { cwd, first, home, store } = yield* afterOneTurn
+      const file = store.fileOf(cwd, first.sessionId)
       const before = fs.readFileSync(file)
-      const again = yield* Session.make({ model: "claude-test", cwd, sessionId: first.sessionId })
-        .pipe(Effect.provide(kernel([TestModel.text("two")], home)))
+      const again = yield* open(kernel([TestModel.text("two")], home), { cwd, sessionId: first.sessionId })
       const messages = yield* collect(again.submit("second"))
       assert.isFalse(resultOf(messages).is_error)
       const warning = messages.find((m) => m.type === "system" && m.subtype === "informational") as SdkMessage.Informational
@@ -367,7 +348,7 @@ describe("Session persistence", () => {
       const other = project()
       const ids: Array<string> = []
       for (const prompt of ["alpha", "beta", "gamma"]) {
-        const s = yield* Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([TestModel.text(prompt)], home)))
+        const s = yield* open(kernel([TestModel.text(prompt)], home), { cwd })
         yield* collect(s.submit(`${prompt} prompt`))
         ids.push(s.sessionId)
         // Files written in distinct milliseconds, as sessions a person starts one after another are.
@@ -383,12 +364,11 @@ describe("Session persistence", () => {
       ])
       assert.deepStrictEqual(yield* store.list(other), [])
       assert.strictEqual(Option.getOrThrow(yield* store.latest(cwd)).sessionId, ids[2])
-      const [continued, model] = yield* Effect.all([Session.make({ model: "claude-test", cwd, continue: true }), TestModel.TestModel])
-        .pipe(Effect.provide(kernel([TestModel.text("delta")], home)))
+      const [continued, model] = yield* openWithModel(kernel([TestModel.text("delta")], home), { cwd, continue: true })
       assert.strictEqual(continued.sessionId, ids[2])
       yield* collect(continued.submit("delta prompt"))
       assert.strictEqual(Message.toParam((yield* model.requests)[0]!.messages[0]!).content, "gamma prompt")
-      const none = yield* Effect.flip(Session.make({ model: "claude-test", cwd: other, continue: true }).pipe(Effect.provide(kernel([], home))))
+      const none = yield* Effect.flip(open(kernel([], home), { cwd: other, continue: true }))
       assert.strictEqual(none.message.split(":")[0], `no session to continue in ${other}`)
     }))
 
@@ -398,11 +378,11 @@ describe("Session persistence", () => {
       const cwd = project()
       const small = path.join(cwd, "small.txt")
       const sessions = yield* Effect.forEach(["a", "b", "c"], (name) =>
-        Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([
+        open(kernel([
           TestModel.reply([TestModel.toolUse("Read", { file_path: small }, `t-${name}`)]),
           TestModel.reply([TestModel.toolUse("Read", { file_path: small }, `u-${name}`)]),
           TestModel.text(`done ${name}`)
-        ], home))))
+        ], home), { cwd }))
       // The three turns run at once; their writes interleave on the file system.
       const results = yield* Effect.forEach(sessions, (s, i) => collect(s.submit(`prompt ${i}`)), { concurrency: "unbounded" })
       assert.deepStrictEqual(results.map((r) => resultOf(r).result), ["done a", "done b", "done c"])
@@ -419,9 +399,7 @@ describe("Session persistence", () => {
     Effect.gen(function*() {
       const home = tmp("keel-home-")
       const cwd = project()
-      const [session, model] = yield* Effect.all([Session.make({ model: "claude-test", cwd }), TestModel.TestModel]).pipe(
-        Effect.provide(kernel([TestModel.text("one"), TestModel.text("two")], home))
-      )
+      const [session, model] = yield* openWithModel(kernel([TestModel.text("one"), TestModel.text("two")], home), { cwd })
       yield* collect(session.submit("first"))
       const old = session.sessionId
       const store = yield* storeAt(home)
@@ -453,20 +431,17 @@ describe("Session persistence", () => {
 
   it.effect("persist: false writes nothing (and can still resume); without a store nothing is written", () =>
     Effect.gen(function*() {
-      const home = tmp("keel-home-")
-      const cwd = project()
-      const first = yield* Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([TestModel.text("one")], home)))
-      yield* collect(first.submit("first"))
-      const store = yield* storeAt(home)
+      const { cwd, first, home, store } = yield* afterOneTurn
       const before = fs.readFileSync(store.fileOf(cwd, first.sessionId))
-      const [quiet, model] = yield* Effect.all([
-        Session.make({ model: "claude-test", cwd, resume: first.sessionId, persist: false }),
-        TestModel.TestModel
-      ]).pipe(Effect.provide(kernel([TestModel.text("two")], home)))
+      const [quiet, model] = yield* openWithModel(kernel([TestModel.text("two")], home), {
+        cwd,
+        resume: first.sessionId,
+        persist: false
+      })
       yield* collect(quiet.submit("second"))
       assert.strictEqual((yield* model.requests)[0]!.messages.length, 3)
       assert.deepStrictEqual(fs.readFileSync(store.fileOf(cwd, first.sessionId)), before)
-      const fresh = yield* Session.make({ model: "claude-test", cwd, persist: false }).pipe(Effect.provide(kernel([TestModel.text("x")], home)))
+      const fresh = yield* open(kernel([TestModel.text("x")], home), { cwd, persist: false })
       yield* collect(fresh.submit("nothing saved"))
       assert.deepStrictEqual((yield* store.list(cwd)).map((s) => s.sessionId), [first.sessionId])
     }))
@@ -494,11 +469,7 @@ describe("Session persistence", () => {
 
   it.effect("the store's errors are one line; a file replayed by the store and by Transcript.parse agree", () =>
     Effect.gen(function*() {
-      const home = tmp("keel-home-")
-      const cwd = project()
-      const session = yield* Session.make({ model: "claude-test", cwd }).pipe(Effect.provide(kernel([TestModel.text("one")], home)))
-      yield* collect(session.submit("first"))
-      const store = yield* storeAt(home)
+      const { cwd, first: session, home, store } = yield* afterOneTurn
       const file = store.fileOf(cwd, session.sessionId)
       const parsed = Either.getOrThrow(Transcript.parse(fs.readFileSync(file), { file, sessionId: session.sessionId }))
       const loaded = yield* store.load(cwd, session.sessionId)

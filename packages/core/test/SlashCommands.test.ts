@@ -3,29 +3,10 @@
  * `/model [name]`, `/help`, and unknown commands (an error, nothing sent to the model).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ContextUsage, Message, Pipeline, Session, SlashCommand, TestModel, ToolRegistry, ToolRuntime } from "@keel/core"
+import { ContextUsage, Message, Session, SlashCommand, TestModel, ToolRegistry } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { Chunk, Effect, Layer, Ref, Stream, TestClock } from "effect"
-import { sleeper } from "./support/Tools.js"
-
-const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>) =>
-  Layer.mergeAll(
-    TestModel.layer(script),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sleeper])))
-  )
-
-const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) =>
-  Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
-
-const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>): SdkMessage.Result => {
-  const last = messages[messages.length - 1]!
-  assert.strictEqual(last.type, "result")
-  return last as SdkMessage.Result
-}
-
-const kinds = (messages: ReadonlyArray<SdkMessage.SdkMessage>) =>
-  messages.map((m) => (m.type === "system" ? `system/${m.subtype}` : m.type))
+import { Effect, Ref, Stream, TestClock } from "effect"
+import { collect, kinds, layerFor, resultOf } from "./support/Sessions.js"
 
 const requests = Effect.flatMap(TestModel.TestModel, (m) => m.requests)
 

@@ -16,12 +16,9 @@ import {
   TranscriptEntry,
   TranscriptRecorder
 } from "@keel/core"
-import { Effect, Either, FastCheck, Option, Ref, Schema } from "effect"
+import { Effect, Either, FastCheck, Option, Ref } from "effect"
 import * as Conversations from "./support/Conversations.js"
-
-const encodeMessage = Schema.encodeSync(Message.Message)
-/** Messages as plain data, to compare by value. */
-const plain = (messages: ReadonlyArray<Message.Message>) => messages.map((m) => encodeMessage(m))
+import { plain } from "./support/Sessions.js"
 
 const cwd = "/work/project"
 const encoder = new TextEncoder()

@@ -206,6 +206,38 @@ const fullUsage = (u: ReturnType<typeof zeroUsage>): SdkMessage.NonNullableUsage
   }
 })
 
+/**
+ * The `result` of a command the session answers itself (a slash command, `/compact`, `/clear`): no
+ * model turn and no usage of its own; an error is `error_during_execution`, with `text` in `errors`.
+ */
+const commandResult = (r: {
+  readonly text: string
+  readonly isError: boolean
+  readonly durationMs: number
+  readonly apiDurationMs: number
+  readonly cost: { readonly report: SdkMessage.Result["modelUsage"]; readonly total: number }
+  readonly permissionDenials: SdkMessage.Result["permission_denials"]
+  readonly terminalReason: string
+  readonly sessionId: string
+}): SdkMessage.Result => ({
+  type: "result",
+  subtype: r.isError ? "error_during_execution" : "success",
+  is_error: r.isError,
+  result: r.text,
+  ...(r.isError ? { errors: [r.text] } : {}),
+  duration_ms: r.durationMs,
+  duration_api_ms: r.apiDurationMs,
+  num_turns: 0,
+  stop_reason: null,
+  total_cost_usd: r.cost.total,
+  usage: fullUsage(zeroUsage()),
+  modelUsage: r.cost.report,
+  permission_denials: r.permissionDenials,
+  terminal_reason: r.terminalReason,
+  uuid: crypto.randomUUID(),
+  session_id: r.sessionId
+})
+
 /** The `message` field of an `assistant` SDK message. @category Conversions */
 export const toApiMessage = (message: AssistantMessage, fallbackModel: string): SdkMessage.ApiAssistantMessage => {
   const u = message.usage
@@ -438,24 +470,17 @@ export function make(options: Options): Effect.Effect<Service, LoadError, ModelC
         const out: Array<SdkMessage.SdkMessage> = first ? [init] : []
         if (!output.isError) out.push({ type: "system", subtype: "local_command_output", content: output.text, ...stamp() })
         out.push(...(yield* unpricedWarnings))
-        const { report, total } = yield* modelUsage
-        out.push({
-          type: "result",
-          subtype: output.isError ? "error_during_execution" : "success",
-          is_error: output.isError,
-          result: output.text,
-          ...(output.isError ? { errors: [output.text] } : {}),
-          duration_ms: (yield* Clock.currentTimeMillis) - startedAt,
-          duration_api_ms: 0,
-          num_turns: 0,
-          stop_reason: null,
-          total_cost_usd: total,
-          usage: fullUsage(zeroUsage()),
-          modelUsage: report,
-          permission_denials: yield* Ref.get(state.permissionDenials),
-          terminal_reason: "completed",
-          ...stamp()
-        })
+        const cost = yield* modelUsage
+        out.push(commandResult({
+          text: output.text,
+          isError: output.isError,
+          durationMs: (yield* Clock.currentTimeMillis) - startedAt,
+          apiDurationMs: 0,
+          cost,
+          permissionDenials: yield* Ref.get(state.permissionDenials),
+          terminalReason: "completed",
+          sessionId
+        }))
         return Stream.fromIterable(out)
       }))
 
@@ -488,7 +513,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, ModelC
           }
           const saved = yield* recorder.checkpoint({ sync: true })
           const now = yield* Clock.currentTimeMillis
-          const { report, total } = yield* modelUsage
+          const cost = yield* modelUsage
           const c = outcome.compaction
           const out: Array<SdkMessage.SdkMessage> = warningMessages(saved)
           if (c !== undefined) {
@@ -500,23 +525,16 @@ export function make(options: Options): Effect.Effect<Service, LoadError, ModelC
             })
           }
           out.push(...(yield* unpricedWarnings))
-          out.push({
-            type: "result",
-            subtype: outcome.halt === undefined ? "success" : "error_during_execution",
-            is_error: outcome.halt !== undefined,
-            result: outcome.halt ?? `Compacted the conversation (${outcome.report})`,
-            ...(outcome.halt !== undefined ? { errors: [outcome.halt] } : {}),
-            duration_ms: now - startedAt,
-            duration_api_ms: (yield* Ref.get(state.apiDurationMs)) - apiBefore,
-            num_turns: 0,
-            stop_reason: null,
-            total_cost_usd: total,
-            usage: fullUsage(zeroUsage()),
-            modelUsage: report,
-            permission_denials: yield* Ref.get(state.permissionDenials),
-            terminal_reason: outcome.halt === undefined ? "completed" : "prompt_too_long",
-            ...stamp()
-          })
+          out.push(commandResult({
+            text: outcome.halt ?? `Compacted the conversation (${outcome.report})`,
+            isError: outcome.halt !== undefined,
+            durationMs: now - startedAt,
+            apiDurationMs: (yield* Ref.get(state.apiDurationMs)) - apiBefore,
+            cost,
+            permissionDenials: yield* Ref.get(state.permissionDenials),
+            terminalReason: outcome.halt === undefined ? "completed" : "prompt_too_long",
+            sessionId
+          }))
           return out
         })
         return Stream.concat(
@@ -560,27 +578,20 @@ export function make(options: Options): Effect.Effect<Service, LoadError, ModelC
         const started = yield* recorder.checkpoint({ sync: true })
         init = { ...init, session_id: sessionId, uuid: crypto.randomUUID() }
         yield* Ref.set(initSent, true)
-        const { report, total } = yield* modelUsage
+        const cost = yield* modelUsage
         const text = `Started a new session, ${sessionId}, with an empty conversation. ` +
           `The previous one (${previous}) is kept as it was: resume it with --resume ${previous}.`
         const out: Array<SdkMessage.SdkMessage> = [init, ...warningMessages([...flushed, ...started])]
-        out.push({
-          type: "result",
-          subtype: "success",
-          is_error: false,
-          result: text,
-          duration_ms: (yield* Clock.currentTimeMillis) - startedAt,
-          duration_api_ms: 0,
-          num_turns: 0,
-          stop_reason: null,
-          total_cost_usd: total,
-          usage: fullUsage(zeroUsage()),
-          modelUsage: report,
-          permission_denials: [],
-          terminal_reason: "completed",
-          uuid: crypto.randomUUID(),
-          session_id: sessionId
-        })
+        out.push(commandResult({
+          text,
+          isError: false,
+          durationMs: (yield* Clock.currentTimeMillis) - startedAt,
+          apiDurationMs: 0,
+          cost,
+          permissionDenials: [],
+          terminalReason: "completed",
+          sessionId
+        }))
         return Stream.fromIterable(out)
       }))
 
