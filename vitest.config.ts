@@ -14,10 +14,9 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 30_000,
-    // One module graph per worker, not per file: Effect's modules take seconds to load, and no test
-    // relies on module state (each builds its own layers). 3 workers on 2 cores: the end-to-end
-    // files mostly wait on the keel processes they spawn. Together: 7.5 min -> 2 min.
-    isolate: false,
+    // 3 workers on 2 cores: the end-to-end files mostly wait on the keel processes they spawn.
+    // (isolate: false would save another minute of module loading, but a test leaves work running
+    // that keeps its worker from terminating at the end of the run; not found yet.)
     maxWorkers: 3,
     minWorkers: 1,
     reporters: ["default", "json"],
