@@ -120,25 +120,28 @@ export const STOP_GRACE_MS = { afterStdinEnd: 500, afterSigterm: 1_500 } as cons
 
 /**
  * Ends a stdio server faster than the SDK's own close would (2 s, then 2 s): the SDK ends its stdin,
- * and a server that has not exited gets SIGTERM after {@link STOP_GRACE_MS}, then SIGKILL.
+ * and a server that has not exited gets SIGTERM after {@link STOP_GRACE_MS}, then SIGKILL. The
+ * grace periods run on Effect's Clock.
  */
-const stop = async (transport: TrackedStdioTransport, pid: number | undefined): Promise<void> => {
-  const exitedWithin = (ms: number) => Promise.race([transport.exited.then(() => true), delay(ms).then(() => false)])
-  const signal = (name: NodeJS.Signals) => {
-    try {
-      if (pid !== undefined) process.kill(pid, name)
-    } catch {
-      // already gone
-    }
-  }
-  if (await exitedWithin(STOP_GRACE_MS.afterStdinEnd)) return
-  signal("SIGTERM")
-  if (await exitedWithin(STOP_GRACE_MS.afterSigterm)) return
-  signal("SIGKILL")
-  await transport.exited
-}
-
-const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
+const stop = (transport: TrackedStdioTransport, pid: number | undefined): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const exited = Effect.promise(() => transport.exited)
+    const exitedWithin = (ms: number) =>
+      Effect.map(Effect.timeoutOption(exited, Duration.millis(ms)), (o) => o._tag === "Some")
+    const signal = (name: NodeJS.Signals) =>
+      Effect.sync(() => {
+        try {
+          if (pid !== undefined) process.kill(pid, name)
+        } catch {
+          // already gone
+        }
+      })
+    if (yield* exitedWithin(STOP_GRACE_MS.afterStdinEnd)) return
+    yield* signal("SIGTERM")
+    if (yield* exitedWithin(STOP_GRACE_MS.afterSigterm)) return
+    yield* signal("SIGKILL")
+    yield* exited
+  })
 
 const oneLine = (text: string, max = 300) => {
   const flat = text.replace(/\s+/g, " ").trim()
@@ -293,20 +296,18 @@ export const connect = (server: McpConfig.Server, options: Options): Effect.Effe
         : withStderr("the server process exited", stderr())
       Effect.runSync(Ref.set(state, { status: "failed", error: exited }))
     }
-    let closed: Promise<void> | undefined
-    const close = Effect.promise(() =>
-      closed ??= (async () => {
-        closing = true
-        if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
-          await Promise.race([transport.terminateSession().catch(() => undefined), delay(2_000)])
-        }
-        await Promise.all([
-          client.close().catch(() => undefined),
-          transport instanceof TrackedStdioTransport ? stop(transport, pid) : undefined
-        ])
-        if (pid !== undefined) alive.delete(pid)
-      })()
-    )
+    // Closing runs once, however many times it is asked for (a failed start, then the finalizer).
+    const close = yield* Effect.cached(Effect.gen(function*() {
+      closing = true
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+        yield* Effect.timeoutOption(Effect.promise(() => transport.terminateSession().catch(() => undefined)), "2 seconds")
+      }
+      yield* Effect.all([
+        Effect.promise(() => client.close().catch(() => undefined)),
+        transport instanceof TrackedStdioTransport ? stop(transport, pid) : Effect.void
+      ], { concurrency: "unbounded", discard: true })
+      if (pid !== undefined) alive.delete(pid)
+    }))
     yield* Effect.addFinalizer(() =>
       close.pipe(Effect.zipRight(Ref.update(state, (s): State => s.status === "connected" ? { status: "closed" } : s)))
     )
