@@ -50,6 +50,8 @@ export interface Flags {
   readonly sessionId: string | undefined
   /** Save the session's transcript (off with `--no-session-persistence`). */
   readonly sessionPersistence: boolean
+  /** Print stack traces of internal errors (`--debug`). */
+  readonly debug: boolean
 }
 
 /** Permission modes (Claude Code's). @category Models */
@@ -150,6 +152,7 @@ export const program = (version: string): Command =>
     .option("--fork-session", "with --resume or --continue: go on as a new session (new id and file) carrying the history", false)
     .option("--session-id <uuid>", "the id of the new session (a UUID not in use)")
     .option("--no-session-persistence", "do not save the session ($KEEL_HOME/projects/...); --resume still reads one")
+    .option("-d, --debug", "print stack traces of internal errors", false)
     .allowExcessArguments(false)
     .showSuggestionAfterError(true)
 
@@ -202,6 +205,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     forkSession: boolean
     sessionId?: string
     sessionPersistence: boolean
+    debug: boolean
   }>()
   const usage = (message: string): Parsed => ({
     _tag: "Exit",
@@ -266,7 +270,8 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       continue: o.continue,
       forkSession: o.forkSession,
       sessionId: o.sessionId,
-      sessionPersistence: o.sessionPersistence
+      sessionPersistence: o.sessionPersistence,
+      debug: o.debug
     }
   }
 }

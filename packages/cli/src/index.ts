@@ -8,3 +8,5 @@
 export * as Flags from "./Flags.js"
 /** Headless runs. */
 export * as Headless from "./Headless.js"
+/** The Layer graph and session every way of running shares. */
+export * as Runtime from "./Runtime.js"

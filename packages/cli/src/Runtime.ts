@@ -1,0 +1,252 @@
+/**
+ * What every way of running Keel shares (headless `-p`, the REPL, `query()`): the Layer graph built
+ * from run options, the session opened on it, and the one-line message (and exit code) for each
+ * error that can stop a run before or outside a turn.
+ *
+ * @since 0.1.0
+ */
+import { NodeContext } from "@effect/platform-node"
+import {
+  AnthropicModel,
+  type Compactor,
+  ContextAssembly,
+  ContextManagement,
+  type ModelClient,
+  Permissions,
+  type Pipeline,
+  Pricing,
+  PromptCaching,
+  Resilience,
+  Session,
+  SessionStore,
+  ToolRegistry,
+  ToolRuntime,
+  TranscriptError
+} from "@keel/core"
+import { BuiltinTools, type McpConfig, McpServers, Read } from "@keel/tools"
+import * as Cause from "effect/Cause"
+import type { ConfigError } from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type { Flags } from "./Flags.js"
+import * as Settings from "./Settings.js"
+
+/** What a run is built from: the flags that shape the kernel, the working directory, and who answers permission asks. @category Models */
+export interface Options extends
+  Pick<
+    Flags,
+    | "fallbackModels"
+    | "allowedTools"
+    | "disallowedTools"
+    | "permissionMode"
+    | "tools"
+    | "addDirs"
+    | "model"
+    | "mcpConfig"
+    | "strictMcpConfig"
+    | "maxTurns"
+    | "maxBudgetUsd"
+    | "includePartialMessages"
+    | "systemPrompt"
+    | "appendSystemPrompt"
+    | "resume"
+    | "continue"
+    | "forkSession"
+    | "sessionId"
+    | "sessionPersistence"
+  >
+{
+  readonly cwd: string
+  /** Asked for every tool call that would ask (the REPL's prompt, `query()`'s `canUseTool`); without it those calls are denied. */
+  readonly canUseTool?: Permissions.CanUseTool | undefined
+}
+
+/** The services a run's session needs. @category Models */
+export type Services =
+  | ModelClient.ModelClient
+  | Pipeline.Pipeline
+  | Compactor.Compactor
+  | ToolRuntime.ToolRuntime
+  | ToolRegistry.ToolRegistry
+  | Permissions.Permissions
+  | McpServers.McpServers
+  | ContextAssembly.ContextAssembly
+  | SessionStore.SessionStore
+
+/** Errors of building the layers. @category Errors */
+export type LayerError = AnthropicModel.MissingCredentials | ConfigError | Settings.InvalidSettings | McpConfig.InvalidMcpConfig
+
+/**
+ * The model for a run: the Anthropic API from the environment, under the idle watchdog
+ * (`KEEL_STREAM_IDLE_TIMEOUT_MS`), retries (`KEEL_MAX_RETRIES`, `KEEL_UNATTENDED_RETRY`) and, with
+ * fallback models (`--fallback-model`, else `KEEL_FALLBACK_MODEL`), model fallback; its requests
+ * carry prompt-cache breakpoints unless `DISABLE_PROMPT_CACHING` is set.
+ *
+ * @category Layers
+ */
+export const modelLayer = (
+  fallbackModels: ReadonlyArray<string> | undefined
+): Layer.Layer<ModelClient.ModelClient, AnthropicModel.MissingCredentials | ConfigError> =>
+  PromptCaching.layerConfig.pipe(
+    Layer.provide(Resilience.layerConfig({ fallbackModels })),
+    Layer.provide(AnthropicModel.layerConfig)
+  )
+
+/**
+ * The kernel layers for a run: the model (see {@link modelLayer}), built-in tools and the tools of
+ * the MCP servers (`.mcp.json`, `--mcp-config`; started when the layer is built, closed with it),
+ * permissions (settings files, then flags), the context management pipeline (window from
+ * `KEEL_AUTO_COMPACT_WINDOW`, large results saved under `KEEL_HOME`), which also answers the API's
+ * "prompt is too long" with a reactive compaction, the context assembly (the default system
+ * prompt: instruction files, git, environment), and the session store (transcripts under
+ * `KEEL_HOME`).
+ *
+ * @category Layers
+ */
+export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
+  const model = modelLayer(options.fallbackModels)
+  const permissions = Layer.effect(
+    Permissions.Permissions,
+    Effect.gen(function*() {
+      const home = yield* ContextManagement.homeConfig
+      return Permissions.make(yield* Settings.permissions(options, home, options.cwd), options.canUseTool)
+    })
+  )
+  const mcp = McpServers.layerConfig({ cwd: options.cwd, configs: options.mcpConfig, strict: options.strictMcpConfig })
+  const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
+    // Subagents (Task) run on --model unless their call or type names another.
+    Layer.provide(BuiltinTools.layer(options.tools, { task: { model: options.model } })),
+    Layer.provideMerge(mcp)
+  )
+  return Layer.mergeAll(
+    model,
+    ContextManagement.layerConfig.pipe(Layer.provide(model)),
+    ToolRuntime.layerConfig,
+    ContextAssembly.layerConfig,
+    SessionStore.layerConfig
+  ).pipe(
+    Layer.provideMerge(tools),
+    Layer.provideMerge(permissions),
+    Layer.provide(NodeContext.layer)
+  )
+}
+
+/** A session opened for a run, with what its start reported. @category Models */
+export interface Opened {
+  readonly session: Session.Service
+  /** One line per MCP server that did not connect. */
+  readonly warnings: ReadonlyArray<string>
+}
+
+/**
+ * Opens the run's session: the one `--resume`/`--continue` pick (loaded before anything else; its
+ * model is the default, `--model` still wins, `$ANTHROPIC_MODEL` comes after it), or a new one.
+ *
+ * @category Running
+ */
+export const openSession = (options: Options): Effect.Effect<Opened, unknown, Services> =>
+  Effect.gen(function*() {
+    const { cwd } = options
+    const store = yield* SessionStore.SessionStore
+    const resumed = options.resume !== undefined
+      ? yield* store.load(cwd, options.resume)
+      : options.continue
+      ? yield* SessionStore.loadLatest(store, cwd)
+      : undefined
+    if (options.sessionId !== undefined && options.sessionPersistence && (yield* store.exists(cwd, options.sessionId))) {
+      return yield* Effect.fail(
+        new TranscriptError.SessionExists({ sessionId: options.sessionId, file: store.fileOf(cwd, options.sessionId) })
+      )
+    }
+    const model = options.model ?? resumed?.model ?? (yield* AnthropicModel.modelConfig)
+    const permissions = yield* Permissions.Permissions
+    const mcpServers = yield* (yield* McpServers.McpServers).status
+    const warnings = mcpServers.filter((server) => server.status !== "connected").map((server) =>
+      `MCP server ${server.name} ${server.status === "needs-auth" ? "needs authorization" : "failed to start"}: ${server.error}`
+    )
+    const session = yield* Session.make({
+      model,
+      cwd,
+      permissionMode: permissions.config.mode,
+      mcpServers: mcpServers.map((server) => ({ name: server.name, status: server.status })),
+      maxTurns: options.maxTurns,
+      maxBudgetUsd: options.maxBudgetUsd,
+      // The default prices, with KEEL_PRICING_FILE's over them.
+      pricing: yield* Pricing.tableConfig.pipe(Effect.provide(NodeContext.layer)),
+      // @path mentions are read by the built-in Read, even when --tools does not offer it to the model.
+      mentionReader: yield* Read.make.pipe(Effect.provide(NodeContext.layer)),
+      includePartialMessages: options.includePartialMessages,
+      systemPrompt: options.systemPrompt,
+      appendSystemPrompt: options.appendSystemPrompt,
+      resume: resumed,
+      forkSession: options.forkSession,
+      sessionId: options.sessionId,
+      persist: options.sessionPersistence
+    })
+    return { session, warnings }
+  })
+
+/**
+ * One line per problem in a configuration error: the variable, and what is wrong with its value.
+ *
+ * @category Rendering
+ */
+export const describeConfigError = (error: ConfigError): Array<string> => {
+  switch (error._op) {
+    case "And":
+    case "Or":
+      return [...describeConfigError(error.left), ...describeConfigError(error.right)]
+    case "InvalidData":
+    case "MissingData":
+    case "SourceUnavailable":
+    case "Unsupported":
+      return [`${error.path.join(".")}: ${error.message}`]
+  }
+}
+
+/** What a failed run prints and exits with. @category Models */
+export interface Failure {
+  /** 2 for usage and configuration problems, 1 for everything else. */
+  readonly code: 1 | 2
+  /** The lines to print (each meant to be prefixed with `keel: `). */
+  readonly lines: ReadonlyArray<string>
+}
+
+const USAGE_ERRORS = new Set(["InvalidSettings", "InvalidPricing", "InvalidMcpConfig"])
+const RUNTIME_ERRORS = new Set([
+  "MissingCredentials",
+  "SessionNotFound",
+  "CorruptTranscript",
+  "ForeignTranscript",
+  "SessionExists",
+  "TranscriptIoError"
+])
+
+/**
+ * What to tell the user about a run that failed outside a turn: a tagged error's own message with
+ * its exit code, a configuration error per variable, and anything else as an internal error (its
+ * stack only when `debug`).
+ *
+ * @category Rendering
+ */
+export const describeFailure = (cause: Cause.Cause<unknown>, debug: boolean): Failure => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "Some") {
+    const error = failure.value as { readonly _tag?: unknown; readonly message?: unknown; readonly _op?: unknown }
+    if (typeof error._tag === "string" && typeof error.message === "string") {
+      if (USAGE_ERRORS.has(error._tag)) return { code: 2, lines: [error.message] }
+      if (RUNTIME_ERRORS.has(error._tag)) return { code: 1, lines: [error.message] }
+    }
+    if (typeof error._op === "string") {
+      return { code: 2, lines: describeConfigError(error as ConfigError).map((line) => `invalid environment: ${line}`) }
+    }
+  }
+  const squashed = Cause.squash(cause)
+  const what = squashed instanceof Error ? squashed.message : String(squashed)
+  return {
+    code: 1,
+    lines: debug
+      ? [`internal error: ${Cause.pretty(cause)}`]
+      : [`internal error: ${what} (run with --debug for the stack trace)`]
+  }
+}
