@@ -1,0 +1,59 @@
+/**
+ * Tab completion at the prompt: slash commands (the session's and the REPL's own), `/model`
+ * aliases, and `@path` mentions (files and folders of the working directory).
+ *
+ * @since 0.1.0
+ */
+import { LocalCommands, SlashCommand } from "@keel/core"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { Completer } from "./LineEditor.js"
+
+/** The commands the REPL answers itself (the session answers the rest). @category Constants */
+export const REPL_COMMANDS: ReadonlyArray<SlashCommand.Command> = [
+  { name: "resume", argumentHint: "[session id or number]", description: "List this folder's saved sessions, or switch to one" },
+  { name: "exit", description: "Leave Keel (Ctrl+D does too)" }
+]
+
+/** Every command name, with its slash. @category Constants */
+export const commandNames: ReadonlyArray<string> = [...SlashCommand.builtin, ...REPL_COMMANDS].map((c) => `/${c.name}`)
+
+const mentionCandidates = (cwd: string, partial: string): Array<string> => {
+  const dir = partial.includes("/") ? partial.slice(0, partial.lastIndexOf("/") + 1) : ""
+  const prefix = partial.slice(dir.length)
+  let entries: Array<fs.Dirent>
+  try {
+    entries = fs.readdirSync(path.resolve(cwd, dir), { withFileTypes: true })
+  } catch {
+    return []
+  }
+  return entries
+    .filter((e) => e.name.startsWith(prefix) && (prefix.startsWith(".") || !e.name.startsWith(".")))
+    .filter((e) => e.name !== "node_modules" || prefix.startsWith("n"))
+    .map((e) => `@${dir}${e.name}${e.isDirectory() ? "/" : ""}`)
+    .sort()
+    .slice(0, 200)
+}
+
+/**
+ * The completer for a REPL in `cwd`.
+ *
+ * @category Constructors
+ */
+export const completer = (cwd: string): Completer => (line) => {
+  if (/^\/\S*$/.test(line)) {
+    const hits = commandNames.filter((c) => c.startsWith(line))
+    return [hits.length > 0 ? hits.map((h) => `${h} `) : [...commandNames], line]
+  }
+  const model = /^\/model\s+(\S*)$/.exec(line)
+  if (model !== null) {
+    const names = [...Object.keys(LocalCommands.MODEL_ALIASES), "default"]
+    return [names.filter((n) => n.startsWith(model[1]!)), model[1]!]
+  }
+  const mention = /(?:^|\s)(@[^\s"]*)$/.exec(line)
+  if (mention !== null) {
+    const word = mention[1]!
+    return [mentionCandidates(cwd, word.slice(1)), word]
+  }
+  return [[], line]
+}

@@ -1,0 +1,53 @@
+/**
+ * The short notices the REPL prints for what happens around the model: retries, waits, stalls,
+ * fallbacks, compactions, discarded partial answers, denials.
+ *
+ * @since 0.1.0
+ */
+import type { SdkMessage } from "@keel/core"
+
+const seconds = (ms: number): string => `${Math.max(0, Math.round(ms / 100) / 10)} s`.replace(/\.0 s$/, " s")
+
+const thousands = (n: number): string => (n >= 1_000 ? `${Math.round(n / 1_000)}k` : String(n))
+
+/**
+ * The notice for a system message, if it has one (`retrying in 4 s (2/10): overloaded`).
+ *
+ * @category Rendering
+ */
+export const describe = (message: SdkMessage.SdkMessage): string | undefined => {
+  if (message.type !== "system") return undefined
+  switch (message.subtype) {
+    case "api_retry": {
+      const why = message.error === "unknown" ? message.error_message : message.error.replace(/_/g, " ")
+      return `retrying in ${seconds(message.retry_delay_ms)} (${message.attempt}/${message.max_retries ?? "∞"}): ${why}`
+    }
+    case "model_fallback":
+      return message.content
+    case "status":
+      switch (message.status) {
+        case "stalled":
+          return `no data from the API for ${seconds(message.idle_ms ?? 0)}; retrying at ${seconds(message.timeout_ms ?? 0)}`
+        case "retrying":
+          return `still waiting to retry (${seconds(message.retry_in_ms ?? 0)} left)`
+        case "compacting":
+          return "compacting the conversation…"
+        default:
+          return undefined
+      }
+    case "compact_boundary":
+      return `compacted the conversation (${message.compact_metadata.trigger}): ~${thousands(message.compact_metadata.pre_tokens)} → ~${
+        thousands(message.compact_metadata.post_tokens)
+      } tokens`
+    case "tombstone":
+      return message.reason === "retry"
+        ? "the partial answer above was cut off; asking again"
+        : "the partial answer above was dropped; asking the fallback model"
+    case "permission_denied":
+      return message.message
+    case "informational":
+      return message.content
+    default:
+      return undefined
+  }
+}

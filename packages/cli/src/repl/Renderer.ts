@@ -1,0 +1,237 @@
+/**
+ * Renders a session's messages in the terminal as they arrive: the answer streams as Markdown,
+ * each tool call is a line (tool and short input) followed by its outcome and time, long calls show
+ * their progress in place, and retries, compactions and denials are short notices. After each turn,
+ * errors in red and the status line.
+ *
+ * @since 0.1.0
+ */
+import type { SdkMessage } from "@keel/core"
+import { MarkdownStream } from "./Markdown.js"
+import * as Notice from "./Notice.js"
+import * as StatusLine from "./StatusLine.js"
+import type { Style } from "./Style.js"
+import * as ToolLine from "./ToolLine.js"
+
+/** Where the REPL writes. @category Models */
+export interface Output {
+  readonly write: (text: string) => void
+  /** Whether lines can be rewritten in place (a terminal). */
+  readonly isTTY: boolean
+  /** The terminal's width in columns. */
+  readonly columns: () => number
+}
+
+/** What the renderer is built with. @category Models */
+export interface Options {
+  readonly out: Output
+  readonly style: Style
+  readonly cwd: string
+  /** A fresh Markdown stream for each answer. */
+  readonly markdown: () => MarkdownStream
+  /** The context window of a model (for the status line until a result reports it). */
+  readonly contextWindow: (model: string) => number
+  /** Milliseconds now (for tool times). */
+  readonly now: () => number
+}
+
+interface Call {
+  readonly label: string
+  readonly startedAt: number
+}
+
+/**
+ * The rendering state of a REPL: feed it every message of every turn with `render`.
+ *
+ * @category Models
+ */
+export class Renderer {
+  private markdown: MarkdownStream | undefined = undefined
+  /** The raw text of the answer's unfinished line, as shown (terminals only). */
+  private partialShown = ""
+  /** The text of a line written without its newline (a progress line, to be replaced). */
+  private transient = false
+  /** Whether the last thing written ended a line. */
+  private atLineStart = true
+  private readonly calls = new Map<string, Call>()
+  private model = ""
+  private contextTokens = 0
+  private contextWindow = 0
+  private costUsd = 0
+
+  constructor(private readonly options: Options) {}
+
+  /** The status line's text now. */
+  status(): string {
+    return StatusLine.format({
+      model: this.model,
+      contextTokens: this.contextTokens,
+      contextWindow: this.contextWindow || this.options.contextWindow(this.model),
+      costUsd: this.costUsd
+    })
+  }
+
+  /** Sets the model shown (at start, after `/model` or a resume). */
+  setModel(model: string): void {
+    this.model = model
+  }
+
+  /** Forgets the conversation's figures (after `/clear`). */
+  reset(): void {
+    this.contextTokens = 0
+    this.costUsd = 0
+    this.calls.clear()
+  }
+
+  /** Writes text, first clearing a progress line and closing an open answer line as needed. */
+  write(text: string): void {
+    if (text === "") return
+    const { out } = this.options
+    if (this.transient) {
+      out.write("\r\x1b[2K")
+      this.transient = false
+    }
+    out.write(text)
+    this.atLineStart = text.endsWith("\n")
+  }
+
+  /** Writes a whole line, starting a new one first if the cursor is mid-line. */
+  line(text: string): void {
+    this.write(`${this.atLineStart ? "" : "\n"}${text}\n`)
+  }
+
+  /** A dim notice line. */
+  notice(text: string): void {
+    this.endAnswer()
+    this.line(this.options.style.dim(`  ${text}`))
+  }
+
+  private endAnswer(): void {
+    if (this.markdown !== undefined) {
+      this.erasePartial()
+      this.write(this.markdown.end())
+      this.markdown = undefined
+    }
+  }
+
+  /** Takes the shown unfinished line off the screen (it may have wrapped over several rows). */
+  private erasePartial(): void {
+    if (this.partialShown === "") return
+    const rows = Math.max(1, Math.ceil([...this.partialShown].length / Math.max(1, this.options.out.columns())))
+    this.partialShown = ""
+    this.write(`\r${rows > 1 ? `\x1b[${rows - 1}A` : ""}\x1b[J`)
+    this.atLineStart = true
+  }
+
+  /**
+   * Adds answer text: complete lines are rendered as Markdown; on a terminal the line still coming
+   * shows raw as it grows, and is replaced by its rendering once complete.
+   */
+  private answer(text: string): void {
+    this.markdown ??= this.options.markdown()
+    const rendered = this.markdown.push(text)
+    if (!this.options.out.isTTY) return this.write(rendered)
+    const partial = this.markdown.partial().replace(/\t/g, "  ")
+    if (rendered === "" && partial.startsWith(this.partialShown)) {
+      this.write(partial.slice(this.partialShown.length))
+      this.partialShown = partial
+      return
+    }
+    this.erasePartial()
+    this.write(rendered)
+    this.write(partial)
+    this.partialShown = partial
+  }
+
+  private progress(text: string): void {
+    if (!this.options.out.isTTY) return
+    this.endAnswer()
+    if (!this.atLineStart && !this.transient) this.write("\n")
+    this.write(`\r\x1b[2K${text}`)
+    this.transient = true
+    this.atLineStart = true
+  }
+
+  /** Renders one message of the session. */
+  render(message: SdkMessage.SdkMessage): void {
+    const { style } = this.options
+    switch (message.type) {
+      case "stream_event": {
+        if (message.parent_tool_use_id !== null) return
+        const event = message.event
+        if (event.type === "content_block_start" && event.content_block.type === "thinking") {
+          this.endAnswer()
+          this.line(style.dim(style.italic("✻ thinking…")))
+        }
+        if (event.type === "content_block_delta" && event.delta.type === "text_delta") this.answer(event.delta.text)
+        if (event.type === "content_block_stop" || event.type === "message_stop") this.endAnswer()
+        return
+      }
+      case "assistant": {
+        if (message.parent_tool_use_id !== null) return
+        this.endAnswer()
+        this.model = message.message.model || this.model
+        this.contextTokens = StatusLine.contextTokens(message.message.usage)
+        for (const block of message.message.content as ReadonlyArray<{ type: string; id?: string; name?: string; input?: unknown }>) {
+          if (block.type !== "tool_use" || block.id === undefined) continue
+          const label = ToolLine.describeCall(block.name ?? "tool", block.input, this.options.cwd)
+          this.calls.set(block.id, { label, startedAt: this.options.now() })
+          this.line(`${style.cyan("●")} ${style.bold(label)}`)
+        }
+        return
+      }
+      case "user": {
+        if (message.parent_tool_use_id !== null) return
+        const content = message.message.content
+        if (typeof content === "string") return
+        const several = this.calls.size > 1
+        for (const block of content as ReadonlyArray<{ type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>) {
+          if (block.type !== "tool_result" || block.tool_use_id === undefined) continue
+          const call = this.calls.get(block.tool_use_id)
+          this.calls.delete(block.tool_use_id)
+          const outcome = ToolLine.describeOutcome(block, call === undefined ? undefined : this.options.now() - call.startedAt)
+          const prefix = several && call !== undefined ? `${call.label}: ` : ""
+          const text = `${prefix}${outcome.text}`
+          this.line(`  ${style.dim("⎿")} ${outcome.error ? style.red(text) : style.dim(text)}`)
+        }
+        return
+      }
+      case "tool_progress": {
+        if (message.parent_tool_use_id !== null) return
+        const call = this.calls.get(message.tool_use_id)
+        const label = call?.label ?? message.tool_name
+        this.progress(style.dim(`  ⎿ ${label} ${ToolLine.describeProgress(message.elapsed_time_seconds)}`))
+        return
+      }
+      case "system": {
+        if (message.subtype === "local_command_output") {
+          this.endAnswer()
+          this.line(message.content)
+          return
+        }
+        const notice = Notice.describe(message)
+        if (notice === undefined) return
+        const warn = message.subtype === "api_retry" || message.subtype === "permission_denied" ||
+          (message.subtype === "status" && message.status === "stalled")
+        this.endAnswer()
+        this.line(warn ? style.yellow(`  ⚠ ${notice}`) : style.dim(`  ✻ ${notice}`))
+        return
+      }
+      case "result": {
+        this.endAnswer()
+        this.calls.clear()
+        this.costUsd = message.total_cost_usd
+        const usage = message.modelUsage[this.model]
+        if (usage !== undefined && usage.contextWindow > 0) this.contextWindow = usage.contextWindow
+        if (message.is_error) {
+          const text = message.terminal_reason === "aborted_streaming" || message.terminal_reason === "aborted_tools"
+            ? "Interrupted."
+            : message.result ?? message.errors?.join("\n") ?? "The turn failed."
+          this.line(style.red(text))
+        }
+        this.line(style.dim(this.status()))
+        return
+      }
+    }
+  }
+}

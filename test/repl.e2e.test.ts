@@ -1,0 +1,213 @@
+/**
+ * End to end: the interactive REPL of the real `keel` binary, driven in a real terminal (tmux)
+ * against the loopback fake API: a streamed Markdown answer, tool call lines, Ctrl+C mid-turn,
+ * slash commands, permission questions answered each way, history, multi-line input, colours.
+ */
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as FakeAnthropic from "./support/FakeAnthropic.js"
+import { closeServers, envFor, fake, workdir } from "./support/KeelProcess.js"
+import * as Tmux from "./support/Tmux.js"
+
+afterEach(async () => {
+  Tmux.closeTerminals()
+  await closeServers()
+})
+
+const PROMPT = "› "
+
+/** A REPL in a fresh project against a fake API playing `script`. */
+const repl = async (
+  script: ReadonlyArray<FakeAnthropic.ScriptItem>,
+  options: { readonly env?: Record<string, string>; readonly args?: ReadonlyArray<string>; readonly dir?: string } = {}
+) => {
+  const server = await fake(script)
+  const dir = options.dir ?? workdir()
+  const home = path.join(dir, ".keel-home")
+  const term = Tmux.open({
+    cwd: dir,
+    env: { ...envFor(server), KEEL_HOME: home, ...options.env },
+    ...(options.args !== undefined ? { args: options.args } : {})
+  })
+  await term.waitFor(PROMPT)
+  return { server, term, dir, home }
+}
+
+/** The last request's last message's tool_result blocks. */
+const toolResults = (server: FakeAnthropic.FakeAnthropic, index: number): Array<any> =>
+  server.requests[index]!.body.messages.at(-1).content.filter((b: any) => b.type === "tool_result")
+
+const waitUntil = async (check: () => boolean, what: string) => {
+  for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 50))
+  assert.isTrue(check(), what)
+}
+
+describe("keel REPL", () => {
+  it("streams the answer as it comes, renders its Markdown, and ends the turn with the status line", async () => {
+    const answer = "Hello **there**, see `main.ts`.\n\n- first item\n- second item\n\n```js\nconst x = 1\n```\nAll done."
+    // The stream pauses (pings only) after its first text deltas: the first part must be on screen before the rest exists.
+    const { term } = await repl([
+      FakeAnthropic.textReply(answer, { chunkSize: 8, keepAlive: { after: 4, pings: 4, everyMs: 500 } })
+    ])
+    term.type("say hello")
+    term.send("Enter")
+    const partial = await term.waitFor("Hello")
+    assert.notInclude(partial, "All done.")
+    const screen = await term.waitFor("context left")
+    assert.include(screen, "Hello there, see main.ts.")
+    assert.notInclude(screen, "**there**")
+    assert.match(screen, /\* first item\n\* second item/)
+    assert.include(screen, "  const x = 1")
+    assert.notInclude(screen, "```")
+    assert.include(screen, "All done.")
+    assert.match(screen, /claude-fake · [\d.]+k?\/200\.0k tokens · \d+% context left · \$\d+\.\d{4}/)
+  })
+
+  it("shows each tool call as a line with its input, then its outcome and time", async () => {
+    const { server, term } = await repl([
+      FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: "README.md" } }]),
+      FakeAnthropic.textReply("The README has four lines.")
+    ])
+    term.type("what is in the readme?")
+    term.send("Enter")
+    const screen = await term.waitFor("The README has four lines.")
+    assert.match(screen, /● Read\(README\.md\)\n\s+⎿ 4 lines · \d+\.\d s/)
+    assert.strictEqual(toolResults(server, 1)[0].is_error, undefined)
+  })
+
+  it("Ctrl+C mid-turn interrupts it and gives a new prompt; the next turn sends a valid conversation", async () => {
+    const { server, term } = await repl([
+      { ...FakeAnthropic.textReply("this answer never finishes"), stallAfter: 4 },
+      FakeAnthropic.textReply("second answer")
+    ])
+    term.type("first")
+    term.send("Enter")
+    await waitUntil(() => server.requests.length === 1, "the first request went out")
+    await term.waitFor("this")
+    term.send("C-c")
+    await term.waitFor("Interrupted.")
+    await term.waitFor(/Interrupted\.\n.*context left.*\n› $/m)
+    term.type("second")
+    term.send("Enter")
+    await term.waitFor("second answer")
+    // The cut answer is not kept: the conversation goes on from the first prompt, then the second.
+    const messages = server.requests[1]!.body.messages
+    assert.deepStrictEqual(messages.map((m: any) => m.role), ["user"])
+    const texts = messages[0].content.map((b: any) => b.text)
+    assert.strictEqual(texts[0], "first")
+    assert.strictEqual(texts.at(-1), "second")
+  })
+
+  it("/cost prints the session's cost and usage without calling the model", async () => {
+    const { server, term } = await repl([FakeAnthropic.textReply("hi", { usage: { input_tokens: 1200, output_tokens: 30 } })])
+    term.type("hello")
+    term.send("Enter")
+    await term.waitFor("context left")
+    term.type("/cost")
+    term.send("Enter")
+    const screen = await term.waitFor("Usage by model:")
+    assert.match(screen, /Total cost: +\$\d+\.\d{4}/)
+    assert.match(screen, /1,200 input, 30 output/)
+    assert.strictEqual(server.requests.length, 1)
+  })
+
+  it("a permission question answered y runs the call once; answered n denies it and tells the model", async () => {
+    const { dir, server, term } = await repl([
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo one > one.txt" } }]),
+      FakeAnthropic.textReply("wrote one"),
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo two > two.txt" } }]),
+      FakeAnthropic.textReply("could not write two")
+    ])
+    term.type("write one")
+    term.send("Enter")
+    await term.waitFor("Allow Bash(echo one > one.txt)?")
+    assert.isFalse(fs.existsSync(path.join(dir, "one.txt")), "nothing runs before the answer")
+    term.type("y")
+    await term.waitFor("wrote one")
+    assert.strictEqual(fs.readFileSync(path.join(dir, "one.txt"), "utf8"), "one\n")
+    assert.notStrictEqual(toolResults(server, 1)[0].is_error, true)
+
+    term.type("write two")
+    term.send("Enter")
+    await term.waitFor("Allow Bash(echo two > two.txt)?")
+    term.type("n")
+    const screen = await term.waitFor("could not write two")
+    assert.include(screen, "→ denied")
+    assert.isFalse(fs.existsSync(path.join(dir, "two.txt")))
+    const denied = toolResults(server, 3)[0]
+    assert.strictEqual(denied.is_error, true)
+    assert.include(JSON.stringify(denied.content), "The user denied Bash(echo two > two.txt)")
+  })
+
+  it("'always' allows the same call for the rest of the session without asking again", async () => {
+    const call = { name: "Bash", input: { command: "echo again >> log.txt" } }
+    const { dir, term } = await repl([
+      FakeAnthropic.toolUseReply([call]),
+      FakeAnthropic.toolUseReply([call]),
+      FakeAnthropic.textReply("appended twice")
+    ])
+    term.type("append twice")
+    term.send("Enter")
+    await term.waitFor("Allow Bash(echo again >> log.txt)?")
+    term.type("a")
+    const screen = await term.waitFor("appended twice")
+    assert.strictEqual(screen.split("Allow Bash(").length - 1, 1, "asked once")
+    assert.strictEqual(fs.readFileSync(path.join(dir, "log.txt"), "utf8"), "again\nagain\n")
+  })
+
+  it("Ctrl+C at an idle prompt warns; a second one exits and says how to resume", async () => {
+    const { term } = await repl([])
+    term.send("C-c")
+    await term.waitFor("press Ctrl+C again to exit")
+    term.send("C-c")
+    const screen = await term.waitFor("[keel exited 0]")
+    assert.match(screen, /Resume this session with: keel --resume [0-9a-f-]{36}/)
+  })
+
+  it("keeps input history across runs (Up recalls it) and takes multi-line input with a trailing backslash", async () => {
+    const dir = workdir()
+    const first = await repl([FakeAnthropic.textReply("ok 1")], { dir })
+    first.term.type("line one\\")
+    first.term.send("Enter")
+    first.term.type("line two")
+    first.term.send("Enter")
+    await first.term.waitFor("ok 1")
+    assert.strictEqual(first.server.requests[0]!.body.messages[0].content.at(-1).text ?? first.server.requests[0]!.body.messages[0].content, "line one\nline two")
+    first.term.send("C-d")
+    await first.term.waitFor("[keel exited 0]")
+
+    const second = await repl([FakeAnthropic.textReply("ok 2")], { dir })
+    second.term.send("Up")
+    await second.term.waitFor(/› line one\n/)
+    second.term.send("Enter")
+    await second.term.waitFor("ok 2")
+    assert.strictEqual(second.server.requests[0]!.body.messages[0].content.at(-1).text ?? second.server.requests[0]!.body.messages[0].content, "line one\nline two")
+  })
+
+  it("Tab completes slash commands", async () => {
+    const { term } = await repl([])
+    term.type("/he")
+    term.send("Tab")
+    await term.waitFor("› /help ")
+    term.send("Enter")
+    const screen = await term.waitFor("/resume")
+    assert.include(screen, "/compact")
+    assert.include(screen, "/exit")
+  })
+
+  it("colours the output in a terminal, and not with NO_COLOR", async () => {
+    const coloured = await repl([FakeAnthropic.textReply("plain **bold**")])
+    coloured.term.type("x")
+    coloured.term.send("Enter")
+    await coloured.term.waitFor("context left")
+    assert.include(coloured.term.screen({ escapes: true }), "\x1b[")
+
+    const plain = await repl([FakeAnthropic.textReply("plain **bold**")], { env: { NO_COLOR: "1" } })
+    plain.term.type("x")
+    plain.term.send("Enter")
+    await plain.term.waitFor("context left")
+    assert.include(plain.term.screen(), "plain bold")
+    assert.notInclude(plain.term.screen({ escapes: true }), "\x1b[")
+  })
+})
