@@ -210,4 +210,51 @@ describe("keel REPL", () => {
     assert.include(plain.term.screen(), "plain bold")
     assert.notInclude(plain.term.screen({ escapes: true }), "\x1b[")
   })
+
+  it("shows retries, compaction and long tool calls as short notices", async () => {
+    const { term } = await repl(
+      [
+        FakeAnthropic.errorReply(529, "overloaded_error", "Overloaded"),
+        FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "sleep 2.5 && seq 1 3000" } }]),
+        FakeAnthropic.textReply("slept", { usage: { input_tokens: 9_000, output_tokens: 20 } }),
+        FakeAnthropic.textReply("<summary>We slept.</summary>")
+      ],
+      { args: ["--allowedTools", "Bash"] }
+    )
+    term.type("sleep a bit")
+    term.send("Enter")
+    await term.waitFor(/⚠ retrying in \d+(\.\d)? s \(1\/10\): overloaded/)
+    await term.waitFor(/⎿ Bash\(sleep 2\.5 && seq 1 3000\) running… [12] s/)
+    const screen = await term.waitFor("slept")
+    // The progress line was replaced by the outcome.
+    assert.match(screen, /● Bash\(sleep 2\.5 && seq 1 3000\)\n\s+⎿ 3000 lines · \d\.\d s\n/)
+    term.type("/compact")
+    term.send("Enter")
+    await term.waitFor(/✻ compacted the conversation \(manual\): ~\d+k? → ~\d+k? tokens/)
+  })
+
+  it("/resume lists this folder's sessions and switches to one, carrying its conversation", async () => {
+    const dir = workdir()
+    const first = await repl([FakeAnthropic.textReply("remembered")], { dir })
+    first.term.type("remember the word kiwi")
+    first.term.send("Enter")
+    await first.term.waitFor("remembered")
+    first.term.type("/exit")
+    first.term.send("Enter")
+    const id = /keel --resume ([0-9a-f-]{36})/.exec(await first.term.waitFor("[keel exited 0]"))![1]!
+
+    const second = await repl([FakeAnthropic.textReply("it was kiwi")], { dir })
+    second.term.type("/resume")
+    second.term.send("Enter")
+    await second.term.waitFor(new RegExp(` 1\\. ${id} .*remember the word kiwi`))
+    second.term.type("/resume 1")
+    second.term.send("Enter")
+    await second.term.waitFor(`Resumed session ${id} (2 messages).`)
+    second.term.type("what was the word?")
+    second.term.send("Enter")
+    await second.term.waitFor("it was kiwi")
+    const messages = second.server.requests[0]!.body.messages
+    assert.deepStrictEqual(messages.map((m: any) => m.role), ["user", "assistant", "user"])
+    assert.include(JSON.stringify(messages[0]), "remember the word kiwi")
+  })
 })
