@@ -38,6 +38,7 @@ export const codeHighlighter = (color: boolean) => (line: string, language: stri
 
 const FENCE = /^\s*(`{3,}|~{3,})\s*([\w#+.-]*)/
 const TABLE_ROW = /^\s*\|/
+const ORDERED_ITEM = /^\s*(\d{1,9}[.)])\s+(.*)$/
 
 /**
  * The rendering state of one streamed answer: `push` text as it arrives and print what it returns;
@@ -111,6 +112,9 @@ export class MarkdownStream {
     }
     this.blank = false
     const indent = /^\s*/.exec(line)![0]
+    // An ordered item keeps its own number (rendered alone, every item would be "1.").
+    const ordered = ORDERED_ITEM.exec(line)
+    if (ordered !== null) return out + indent + ordered[1] + " " + this.render(ordered[2]!).replace(/^\s+/, "") + "\n"
     return out + indent + this.render(line.slice(indent.length)).replace(/^\s+/, "") + "\n"
   }
 

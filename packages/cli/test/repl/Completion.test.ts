@@ -1,0 +1,31 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Completion from "../../src/repl/Completion.js"
+
+describe("Completion", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-complete-"))
+  fs.mkdirSync(path.join(dir, "src"))
+  fs.writeFileSync(path.join(dir, "src", "main.ts"), "")
+  fs.writeFileSync(path.join(dir, "README.md"), "")
+  fs.writeFileSync(path.join(dir, ".env"), "")
+  const complete = Completion.completer(dir)
+
+  it("completes slash commands, the session's and the REPL's", () => {
+    assert.deepStrictEqual(complete("/co"), [["/compact ", "/context ", "/cost "], "/co"])
+    assert.deepStrictEqual(complete("/re"), [["/resume "], "/re"])
+    assert.deepStrictEqual(complete("/")[0].length, Completion.commandNames.length)
+  })
+
+  it("completes /model names", () => {
+    assert.deepStrictEqual(complete("/model so"), [["sonnet"], "so"])
+  })
+
+  it("completes @paths, folders with a slash, hidden files only when asked", () => {
+    assert.deepStrictEqual(complete("explain @"), [["@README.md", "@src/"], "@"])
+    assert.deepStrictEqual(complete("explain @src/m"), [["@src/main.ts"], "@src/m"])
+    assert.deepStrictEqual(complete("@."), [["@.env"], "@."])
+    assert.deepStrictEqual(complete("plain words"), [[], "plain words"])
+  })
+})

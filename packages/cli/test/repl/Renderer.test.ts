@@ -1,0 +1,138 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { SdkMessage } from "@keel/core"
+import { blockRenderer, codeHighlighter, MarkdownStream } from "../../src/repl/Markdown.js"
+import * as Notice from "../../src/repl/Notice.js"
+import { Renderer } from "../../src/repl/Renderer.js"
+import * as Style from "../../src/repl/Style.js"
+
+const stamp = { uuid: "u", session_id: "s" }
+
+const renderer = (isTTY: boolean, columns = 80) => {
+  let out = ""
+  let now = 0
+  const r = new Renderer({
+    out: { write: (t) => (out += t), isTTY, columns: () => columns },
+    style: Style.make(false),
+    cwd: "/p",
+    markdown: () => new MarkdownStream(blockRenderer({ color: false, width: columns }), codeHighlighter(false)),
+    contextWindow: () => 200_000,
+    now: () => now
+  })
+  return { r, out: () => out, advance: (ms: number) => (now += ms) }
+}
+
+const delta = (text: string): SdkMessage.SdkMessage =>
+  ({
+    type: "stream_event",
+    event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text } },
+    parent_tool_use_id: null,
+    ...stamp
+  }) as SdkMessage.SdkMessage
+
+const usage = {
+  input_tokens: 1000,
+  output_tokens: 200,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 8800,
+  server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+  service_tier: "standard",
+  cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 }
+}
+
+const assistant = (content: Array<unknown>): SdkMessage.SdkMessage =>
+  ({
+    type: "assistant",
+    message: { id: "m", type: "message", role: "assistant", model: "claude-x", content, stop_reason: "tool_use", stop_sequence: null, usage },
+    parent_tool_use_id: null,
+    ...stamp
+  }) as SdkMessage.SdkMessage
+
+describe("Renderer", () => {
+  it("on a terminal, shows the unfinished line raw and replaces it (all its rows) with its rendering", () => {
+    const { out, r } = renderer(true, 10)
+    r.render(delta("Hello **big"))
+    assert.strictEqual(out(), "Hello **big")
+    r.render(delta(" world**\n"))
+    // 11 characters on 10 columns took 2 rows: back up one row, clear, then the rendered line.
+    assert.strictEqual(out(), "Hello **big" + "\r\x1b[1A\x1b[J" + "Hello big world\n")
+  })
+
+  it("through a pipe, prints only complete rendered lines", () => {
+    const { out, r } = renderer(false)
+    r.render(delta("Hello **big"))
+    assert.strictEqual(out(), "")
+    r.render(delta("**\nrest"))
+    r.render({ type: "stream_event", event: { type: "content_block_stop", index: 0 }, parent_tool_use_id: null, ...stamp } as SdkMessage.SdkMessage)
+    assert.strictEqual(out(), "Hello big\nrest\n")
+  })
+
+  it("a tool call is a line, its progress replaces itself in place, and its outcome follows with the time", () => {
+    const { advance, out, r } = renderer(true)
+    r.render(assistant([{ type: "tool_use", id: "t1", name: "Bash", input: { command: "make" } }]))
+    r.render({ type: "tool_progress", tool_use_id: "t1", tool_name: "Bash", parent_tool_use_id: null, elapsed_time_seconds: 1, ...stamp })
+    r.render({ type: "tool_progress", tool_use_id: "t1", tool_name: "Bash", parent_tool_use_id: null, elapsed_time_seconds: 2, ...stamp })
+    advance(2_500)
+    r.render({
+      type: "user",
+      message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "built\nok" }] },
+      parent_tool_use_id: null,
+      ...stamp
+    } as SdkMessage.SdkMessage)
+    assert.strictEqual(
+      out(),
+      "● Bash(make)\n" +
+        "\r\x1b[2K  ⎿ Bash(make) running… 1 s" +
+        "\r\x1b[2K\r\x1b[2K  ⎿ Bash(make) running… 2 s" +
+        "\r\x1b[2K  ⎿ 2 lines · 2.5 s\n"
+    )
+  })
+
+  it("the status line after a result: the answering model, context used and left, cost", () => {
+    const { out, r } = renderer(false)
+    r.render(assistant([{ type: "text", text: "hi" }]))
+    r.render({
+      type: "result",
+      subtype: "success",
+      is_error: false,
+      result: "hi",
+      duration_ms: 1,
+      duration_api_ms: 1,
+      num_turns: 1,
+      stop_reason: "end_turn",
+      total_cost_usd: 0.0123,
+      usage,
+      modelUsage: {},
+      permission_denials: [],
+      terminal_reason: "completed",
+      ...stamp
+    })
+    assert.strictEqual(out(), "claude-x · 10.0k/200.0k tokens · 95% context left · $0.0123\n")
+  })
+})
+
+describe("Notice", () => {
+  it("says when and why a request is retried", () => {
+    const text = Notice.describe({
+      type: "system",
+      subtype: "api_retry",
+      attempt: 2,
+      max_retries: 10,
+      retry_delay_ms: 4000,
+      error_status: 529,
+      error: "overloaded",
+      error_message: "Overloaded",
+      ...stamp
+    })
+    assert.strictEqual(text, "retrying in 4 s (2/10): overloaded")
+  })
+
+  it("reports a compaction's before and after", () => {
+    const text = Notice.describe({
+      type: "system",
+      subtype: "compact_boundary",
+      compact_metadata: { trigger: "auto", pre_tokens: 150_000, post_tokens: 9_000, duration_ms: 1 },
+      ...stamp
+    })
+    assert.strictEqual(text, "compacted the conversation (auto): ~150k → ~9k tokens")
+  })
+})
