@@ -29,6 +29,7 @@ const delta = (text: string): SdkMessage.SdkMessage =>
     ...stamp
   }) as SdkMessage.SdkMessage
 
+// The fields the status line reads (the rest of the API's usage does not matter here).
 const usage = {
   input_tokens: 1000,
   output_tokens: 200,
@@ -37,7 +38,7 @@ const usage = {
   server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
   service_tier: "standard",
   cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 }
-}
+} as unknown as SdkMessage.NonNullableUsage
 
 const assistant = (content: Array<unknown>): SdkMessage.SdkMessage =>
   ({
