@@ -152,6 +152,11 @@ export class Renderer {
     this.atLineStart = true
   }
 
+  /** While the model has not answered yet: a transient "working" line (terminals only). */
+  waiting(): void {
+    this.progress(this.options.style.dim("✻ working… (Esc or Ctrl+C to interrupt)"))
+  }
+
   /** Renders one message of the session. */
   render(message: SdkMessage.SdkMessage): void {
     const { style } = this.options
@@ -194,6 +199,8 @@ export class Renderer {
           const text = `${prefix}${outcome.text}`
           this.line(`  ${style.dim("⎿")} ${outcome.error ? style.red(text) : style.dim(text)}`)
         }
+        // The results go back to the model: it is working again.
+        if (this.calls.size === 0) this.waiting()
         return
       }
       case "tool_progress": {

@@ -158,6 +158,7 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   const turn = async (prompt: string) => {
     running = true
     keys?.start(() => void runtime.runPromise(session.interrupt))
+    if (!prompt.trim().startsWith("/")) renderer!.waiting()
     try {
       let cleared = false
       await runtime.runPromise(

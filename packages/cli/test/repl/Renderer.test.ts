@@ -84,7 +84,9 @@ describe("Renderer", () => {
       "● Bash(make)\n" +
         "\r\x1b[2K  ⎿ Bash(make) running… 1 s" +
         "\r\x1b[2K\r\x1b[2K  ⎿ Bash(make) running… 2 s" +
-        "\r\x1b[2K  ⎿ 2 lines · 2.5 s\n"
+        "\r\x1b[2K  ⎿ 2 lines · 2.5 s\n" +
+        // The results go back to the model: a transient "working" line until its answer comes.
+        "\r\x1b[2K✻ working… (Esc or Ctrl+C to interrupt)"
     )
   })
 
