@@ -59,6 +59,8 @@ export interface Options extends
   readonly cwd: string
   /** Asked for every tool call that would ask (the REPL's prompt, `query()`'s `canUseTool`); without it those calls are denied. */
   readonly canUseTool?: Permissions.CanUseTool | undefined
+  /** The environment of MCP configs' `${VAR}` expansion and of the MCP servers Keel starts (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
 }
 
 /** The services a run's session needs. @category Models */
@@ -112,7 +114,12 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
       return Permissions.make(yield* Settings.permissions(options, home, options.cwd), options.canUseTool)
     })
   )
-  const mcp = McpServers.layerConfig({ cwd: options.cwd, configs: options.mcpConfig, strict: options.strictMcpConfig })
+  const mcp = McpServers.layerConfig({
+    cwd: options.cwd,
+    configs: options.mcpConfig,
+    strict: options.strictMcpConfig,
+    env: options.env
+  })
   const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
     // Subagents (Task) run on --model unless their call or type names another.
     Layer.provide(BuiltinTools.layer(options.tools, { task: { model: options.model } })),
@@ -229,7 +236,12 @@ const RUNTIME_ERRORS = new Set([
  *
  * @category Rendering
  */
-export const describeFailure = (cause: Cause.Cause<unknown>, debug: boolean): Failure => {
+export const describeFailure = (
+  cause: Cause.Cause<unknown>,
+  debug: boolean,
+  /** How to get the stack trace, said after an internal error's message when not `debug`. */
+  debugHint = "run with --debug for the stack trace"
+): Failure => {
   const failure = Cause.failureOption(cause)
   if (failure._tag === "Some") {
     const error = failure.value as { readonly _tag?: unknown; readonly message?: unknown; readonly _op?: unknown }
@@ -247,6 +259,6 @@ export const describeFailure = (cause: Cause.Cause<unknown>, debug: boolean): Fa
     code: 1,
     lines: debug
       ? [`internal error: ${Cause.pretty(cause)}`]
-      : [`internal error: ${what} (run with --debug for the stack trace)`]
+      : [`internal error: ${what} (${debugHint})`]
   }
 }
