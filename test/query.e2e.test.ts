@@ -238,10 +238,11 @@ describe("query()", () => {
     const results = resultsOf(messages)
     assert.deepStrictEqual(results.map((r) => [r.subtype, r.is_error]), [["error_during_execution", true], ["success", false]])
     await until(() => server.aborted === 1, "the stalled request to be aborted")
-    // The interrupted turn left no answer: its prompt and the next one go as one user message.
+    // The interrupted turn left no answer: its prompt, the note that the user interrupted it, and the
+    // next prompt go as one user message.
     const second = server.requests[1]!.body.messages
     assert.deepStrictEqual(second.map((m: any) => m.role), ["user"])
-    assert.deepStrictEqual(second[0].content.map((b: any) => b.text), ["first", "second"])
+    assert.deepStrictEqual(second[0].content.map((b: any) => b.text), ["first", "[Request interrupted by user]", "second"])
   }, TIMEOUT)
 
   it("abortController: aborting interrupts the turn, its result is still yielded, and the query ends though its input has not", async () => {

@@ -11,5 +11,5 @@ export * as Headless from "./Headless.js"
 /** The Layer graph and session every way of running shares. */
 export * as Runtime from "./Runtime.js"
 /** The embedding facade: `query()` in the Claude Agent SDK's shape, for programs that do not use Effect. */
-export * as Query from "./Query.js"
-export { query, QueryError } from "./Query.js"
+export * as Query from "./query/Query.js"
+export { query, QueryError } from "./query/Query.js"
