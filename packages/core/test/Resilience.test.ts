@@ -12,7 +12,6 @@ import {
   ModelClient,
   ModelError,
   ModelNotice,
-  type ModelRequest,
   Pipeline,
   Retry,
   RetryPolicy,
@@ -22,53 +21,15 @@ import {
   ToolRuntime
 } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
-import { Chunk, ConfigProvider, Duration, Effect, Fiber, Layer, Random, Ref, Stream, TestClock } from "effect"
+import { Chunk, ConfigProvider, Duration, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
+import { notices, request, runFor, stack } from "./support/ResilienceStack.js"
 import { sleeper } from "./support/Tools.js"
-
-const request: ModelRequest.ModelRequest = {
-  model: "claude-primary",
-  max_tokens: 1024,
-  messages: [Message.user("hi")],
-  source: "foreground"
-}
 
 const rateLimited = (headers?: { readonly "retry-after"?: string; readonly "retry-after-ms"?: string; readonly "x-should-retry"?: string }) =>
   new ModelError.RateLimited({ message: "slow down", status: 429, requestId: "req_429", ...(headers ? { headers } : {}) })
 const overloaded = (headers?: { readonly "retry-after"?: string }) =>
   new ModelError.Overloaded({ message: "Overloaded", status: 529, errorType: "overloaded_error", ...(headers ? { headers } : {}) })
 const serverError = new ModelError.ServerError({ message: "Internal server error", status: 500 })
-
-/** The resilience stack over a scripted model: watchdog → retry → fallback, with jitter fixed at 0.5. */
-const stack = (
-  script: ReadonlyArray<TestModel.ScriptItem>,
-  options: { policy?: RetryPolicy.Policy; fallback?: ReadonlyArray<string>; idle?: Duration.DurationInput } = {}
-) => {
-  const model = Fallback.layer({ models: options.fallback ?? [] }).pipe(
-    Layer.provide(Retry.layer({ policy: options.policy })),
-    Layer.provide(IdleWatchdog.layer(options.idle ?? IdleWatchdog.DEFAULT_TIMEOUT)),
-    Layer.provideMerge(TestModel.layer(script))
-  )
-  return Layer.merge(model, Layer.setRandom(Random.fixed([0.5])))
-}
-
-/** Runs one request in a fiber, lets virtual time run for `runFor`, and returns what it emitted. */
-const runFor = (runFor: Duration.DurationInput, req: ModelRequest.ModelRequest = request) =>
-  Effect.gen(function*() {
-    const client = yield* ModelClient.ModelClient
-    const fiber = yield* Effect.fork(Effect.either(Stream.runCollect(client.stream(req))))
-    yield* TestClock.adjust(runFor)
-    const outcome = yield* Fiber.join(fiber)
-    const model = yield* TestModel.TestModel
-    return {
-      outcome,
-      items: outcome._tag === "Right" ? Chunk.toReadonlyArray(outcome.right) : [],
-      times: yield* model.requestTimes,
-      requests: yield* model.requests
-    }
-  })
-
-const notices = (items: ReadonlyArray<ModelClient.Item>) =>
-  items.filter((i): i is ModelNotice.ModelNotice => i.type === "notice")
 
 const textOf = (items: ReadonlyArray<ModelClient.Item>) =>
   items.flatMap((i) => (i.type === "content_block_delta" && i.delta.type === "text_delta" ? [i.delta.text] : [])).join("")
@@ -401,7 +362,7 @@ const lastRequestViolations = Effect.gen(function*() {
 })
 
 describe("Session with the resilience stack", () => {
-  it.effect("the stall retry leaves the text once in the transcript; the consumer sees stall, tombstone and api_retry", () =>
+  it.effect("the stall retry leaves the text once in the transcript; the consumer sees the stall, the retraction and api_retry", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-primary", cwd: "/work", includePartialMessages: true })
       const fiber = yield* Effect.fork(collect(session.submit("go")))
@@ -409,9 +370,9 @@ describe("Session with the resilience stack", () => {
       const messages = yield* Fiber.join(fiber)
       // (claude-primary has no price: its one-time "informational" warning is not part of this story)
       const system = messages.filter((m) => m.type === "system" && m.subtype !== "init" && m.subtype !== "informational").map((m) =>
-        m.type === "system" ? (m.subtype === "status" ? `status:${m.status}` : m.subtype) : ""
+        m.type === "system" ? (m.subtype === "notification" ? `notification:${m.key}` : m.subtype) : ""
       )
-      assert.deepStrictEqual(system, ["status:stalled", "tombstone", "api_retry"])
+      assert.deepStrictEqual(system, ["notification:stream_stalled", "notification:message_retracted", "api_retry"])
       const transcript = yield* Ref.get(session.state.messages)
       assert.deepStrictEqual(transcript.map((m) => m.role), ["user", "assistant"])
       assert.strictEqual((transcript[1] as Message.AssistantMessage).text, "abcdefgh")
@@ -428,8 +389,11 @@ describe("Session with the resilience stack", () => {
       const first = yield* Effect.fork(collect(session.submit("one")))
       yield* TestClock.adjust("1 minute")
       const messages = yield* Fiber.join(first)
-      const fallback = messages.find((m) => m.type === "system" && m.subtype === "model_fallback")
-      assert.deepStrictEqual(fallback?.type === "system" && fallback.subtype === "model_fallback" && fallback.content, "Switched to claude-backup due to high demand for claude-primary")
+      const fallback = messages.find((m) => m.type === "system" && m.subtype === "informational" && "fallback_model" in m)
+      assert.deepStrictEqual(
+        fallback?.type === "system" && fallback.subtype === "informational" && [fallback.level, fallback.content],
+        ["warning", "Switched to claude-backup due to high demand for claude-primary"]
+      )
       yield* collect(session.submit("two"))
       const model = yield* TestModel.TestModel
       assert.deepStrictEqual((yield* model.requests).map((r) => r.model), [
@@ -498,6 +462,17 @@ describe("Interruption with the resilience stack", () => {
       yield* collect(session.submit("three"))
       assert.deepStrictEqual(yield* lastRequestViolations, [])
       assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
+      // The cut answers are dropped; each interruption left Claude Code's note for the model (the
+      // API request joins consecutive user messages into one).
+      const last = (yield* model.requests).at(-1)!
+      const note = [{ type: "text" as const, text: Session.INTERRUPTED_NOTE }]
+      assert.deepStrictEqual(last.messages.map((m) => Message.toParam(m)), [
+        { role: "user", content: "one" },
+        { role: "user", content: note },
+        { role: "user", content: "two" },
+        { role: "user", content: note },
+        { role: "user", content: "three" }
+      ])
     }).pipe(Effect.provide(sessionLayer([
       { events: TestModel.text("never ends", { chunkSize: 2 }).events.slice(0, 3), stall: true },
       TestModel.fail(rateLimited({ "retry-after": "60" })),

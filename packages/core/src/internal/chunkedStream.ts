@@ -3,13 +3,12 @@
  * network), pulled in chunks: each pull takes everything pushed since the previous one, so the
  * Effect cost is paid per chunk, not per item.
  *
- * The producer says where its natural batches end by calling `flush()` (for the model stream: when
- * the SDK asks the response body for the next network read, having handed over every event of the
- * previous one). A waiting consumer is woken only then, at the end, on failure, or when the buffer
- * reaches `highWaterMark` items; at that mark the producer is asked to wait (`ready()`) until the
- * consumer has taken them, so the buffer is bounded and its items die young. No timers, no
- * `setImmediate`: waking the consumer on a later event-loop turn changes how the loop polls the
- * socket and costs about a fifth of the SDK's own parsing time.
+ * The producer says where its natural batches end by calling `flush()` (for the model stream: after
+ * the events decoded from one network read). A waiting consumer is woken only then, at the end, on
+ * failure, or when the buffer reaches `highWaterMark` items; at that mark the producer is asked to
+ * wait (`ready()`) until the consumer has taken them, so the buffer is bounded and its items die
+ * young. No timers, no `setImmediate`: waking the consumer on a later event-loop turn changes how the
+ * loop polls the socket and costs about a fifth of the SDK's own parsing time.
  *
  * @internal
  */

@@ -1,11 +1,13 @@
 /**
  * The base `ModelClient`: `@anthropic-ai/sdk`'s `messages.create({ stream: true })` over real HTTP,
  * yielding the raw events (not the `MessageStream` helper, which copies its whole snapshot on every
- * delta). The SDK's own retries are off: the kernel owns retries.
+ * delta). The SDK sends the request; the kernel reads the event stream itself (`SseDecoder`), a
+ * network read at a time. The SDK's own retries are off: the kernel owns retries.
  *
  * @since 0.1.0
  */
-import Anthropic from "@anthropic-ai/sdk"
+import Anthropic, { APIError } from "@anthropic-ai/sdk"
+import type { ErrorType } from "@anthropic-ai/sdk/resources/shared"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -19,7 +21,8 @@ import { MissingCredentials } from "./Credentials.js"
 import { type Item, ModelClient } from "./ModelClient.js"
 import * as ModelError from "./ModelError.js"
 import type { ModelRequest } from "./ModelRequest.js"
-import { ping } from "./StreamEvent.js"
+import { type OnEvent, SseDecoder } from "./SseDecoder.js"
+import { ping, type StreamEvent } from "./StreamEvent.js"
 
 /** The model used when neither a flag nor `ANTHROPIC_MODEL` names one. @category Configuration */
 export const DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -73,85 +76,72 @@ export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateP
   stream: true
 })
 
-/** The key under which a request's `fetchOptions` carry its read hook (see {@link fetchWithReadHook}). */
-const ON_READ: unique symbol = Symbol.for("@keel/core/AnthropicModel/onRead")
+/** The `APIError` an `error` event carries, as the SDK builds it (no status: its `error.type` decides). */
+const streamError = (data: string, headers: Headers): APIError => {
+  let body: unknown
+  try {
+    body = JSON.parse(data)
+  } catch {
+    body = data
+  }
+  const type = (body as { error?: { type?: ErrorType } } | undefined)?.error?.type
+  return new APIError(undefined, body as object, undefined, headers, type)
+}
 
-/** Called around each network read of a response body. */
-interface ReadHook {
-  readonly beforeRead: () => void
-  readonly afterRead: () => void
+/** Whether any request of one `ModelClient` has had an HTTP answer (see `ModelError.isUnreachable`). */
+interface Contact {
+  answered: boolean
 }
 
 /**
- * A `fetch` whose response body calls the request's read hook (passed in `fetchOptions` under
- * `ON_READ`, which the SDK spreads into the `RequestInit` it hands to `fetch`) before and after
- * each network read. The SDK parses a chunk's events and hands them over before it reads again, so
- * `beforeRead` marks the end of a batch. (`highWaterMark: 0`: nothing is read ahead of
- * the SDK's own request.) One client carries this fetch for every request: building a client per
- * request (`withOptions`) costs about 1 ms.
- */
-const fetchWithReadHook = (base: typeof fetch): typeof fetch => async (input, init) => {
-  const onRead = (init as { [ON_READ]?: ReadHook } | undefined)?.[ON_READ]
-  const response = await base(input, init)
-  if (response.body === null || onRead === undefined) return response
-  const reader = response.body.getReader()
-  const body = new ReadableStream<Uint8Array>({
-    pull: async (controller) => {
-      onRead.beforeRead()
-      try {
-        const { done, value } = await reader.read()
-        if (!done) onRead.afterRead()
-        if (done) controller.close()
-        else controller.enqueue(value)
-      } catch (error) {
-        controller.error(error)
-      }
-    },
-    cancel: (reason) => reader.cancel(reason)
-  }, { highWaterMark: 0 })
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
-}
-
-/**
- * Streams one request through `client` (whose `fetch` is a {@link fetchWithReadHook}). The SDK
- * parses the SSE stream; its events reach the Effect side in chunks of one network read each (see
- * `internal/chunkedStream.ts`), so the Effect cost is per read, not per event. A read that yields no
+ * Streams one request through `client`. The SDK sends the request (headers, auth, timeout, HTTP
+ * errors); the response body is read here, one network read at a time, and each read's events are
+ * decoded synchronously (`SseDecoder`) and handed over as one chunk (see `internal/chunkedStream.ts`),
+ * so both the parsing and the Effect cost are paid per read, not per event. A read that completes no
  * event (a `ping`, or part of an event) is passed on as one `ping`, so a watchdog above sees the
  * connection alive. Closing the stream (end, failure, interruption) aborts the HTTP request.
  */
-const streamWith = (client: Anthropic, request: ModelRequest) =>
+const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact) =>
   ChunkedStream.make<Item, ModelError.ModelError>((sink) => {
     const controller = new AbortController()
     let received = false
     let settled = false
-    let pushed = 0
-    let bytes = false
-    const hook: ReadHook = {
-      beforeRead: () => {
-        if (bytes && pushed === 0) sink.push(ping)
-        bytes = false
-        pushed = 0
-        sink.flush()
-      },
-      afterRead: () => {
-        bytes = true
-      }
-    }
     const run = async () => {
+      let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+      let open = false
       try {
-        const events = await client.messages.create(toBody(request), {
-          signal: controller.signal,
-          fetchOptions: { [ON_READ]: hook } as Anthropic.RequestOptions["fetchOptions"] & {}
-        })
-        let stopped = false
+        const response = await client.messages.create(toBody(request), { signal: controller.signal }).asResponse()
         received = true
-        for await (const event of events) {
+        contact.answered = true
+        if (response.body === null) throw new ModelError.StreamTruncated({ message: "The response had no body" })
+        const headers = response.headers
+        reader = response.body.getReader()
+        open = true
+        const decoder = new SseDecoder()
+        let stopped = false
+        let pushed = 0
+        // The SDK's rules: pings and unnamed or empty events are skipped, an `error` event fails the call.
+        const onEvent: OnEvent = (type, data) => {
+          if (type === "ping" || type === null) return
+          if (type === "error") throw streamError(data, headers)
+          if (data.length === 0) return
+          const event = JSON.parse(data) as StreamEvent
           sink.push(event)
           pushed++
           if (event.type === "message_stop") stopped = true
+        }
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (done) break
+          pushed = 0
+          decoder.decode(value, onEvent)
+          if (pushed === 0) sink.push(ping)
+          sink.flush()
           const full = sink.ready()
           if (full !== undefined) await full
         }
+        open = false
+        decoder.end(onEvent)
         settled = true
         if (controller.signal.aborted) return
         if (stopped) sink.end()
@@ -159,13 +149,29 @@ const streamWith = (client: Anthropic, request: ModelRequest) =>
       } catch (cause) {
         settled = true
         if (controller.signal.aborted) return
+        // The body is left unread (an `error` event, malformed JSON): close the connection.
+        if (open) reader?.cancel().catch(() => undefined)
         const error = ModelError.fromUnknown(cause)
-        // After a 200 the stream is under way: a broken connection now means a truncated stream.
-        sink.fail(
-          received && error._tag === "ConnectionError"
-            ? new ModelError.StreamTruncated({ message: `The stream broke off before message_stop: ${error.cause ?? error.message}` })
-            : error
-        )
+        if (error._tag !== "ConnectionError") {
+          // An HTTP answer, even an error status, shows the API reachable.
+          if ("status" in error && error.status !== undefined) contact.answered = true
+          sink.fail(error)
+        } else if (received) {
+          // After a 200 the stream is under way: a broken connection now means a truncated stream.
+          sink.fail(
+            new ModelError.StreamTruncated({ message: `The stream broke off before message_stop: ${error.cause ?? error.message}` })
+          )
+        } else {
+          sink.fail(
+            new ModelError.ConnectionError({
+              message: error.message,
+              ...(error.cause !== undefined ? { cause: error.cause } : {}),
+              ...(error.code !== undefined ? { code: error.code } : {}),
+              url: client.baseURL,
+              firstContact: !contact.answered
+            })
+          )
+        }
       }
     }
     void run()
@@ -176,14 +182,13 @@ const streamWith = (client: Anthropic, request: ModelRequest) =>
   })
 
 /**
- * A `ModelClient` over an SDK client with fixed credentials. `baseFetch` is the `fetch` the client
- * was given, if not the global one.
+ * A `ModelClient` over an SDK client with fixed credentials.
  *
  * @category Constructors
  */
-export const fromClient = (client: Anthropic, baseFetch: typeof fetch = globalThis.fetch): ModelClient["Type"] => {
-  const hooked = client.withOptions({ fetch: fetchWithReadHook(baseFetch) })
-  return ModelClient.of({ stream: (request) => streamWith(hooked, request) })
+export const fromClient = (client: Anthropic): ModelClient["Type"] => {
+  const contact: Contact = { answered: false }
+  return ModelClient.of({ stream: (request) => streamWith(client, request, contact) })
 }
 
 /**
@@ -198,8 +203,7 @@ export const makeClient = (options: Options, auth: Credentials.Auth = options): 
     authToken: auth.apiKey === undefined && auth.authToken !== undefined ? Redacted.value(auth.authToken) : null,
     ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
     timeout: options.timeoutMs ?? 600_000,
-    maxRetries: 0,
-    fetch: fetchWithReadHook(globalThis.fetch)
+    maxRetries: 0
   })
 
 /**
@@ -213,12 +217,14 @@ export const make = (options: Options): Effect.Effect<ModelClient["Type"], never
   Effect.gen(function*() {
     const credentials = yield* Credentials.Credentials
     let cached: { readonly auth: Credentials.Auth; readonly client: Anthropic } | undefined
+    const contact: Contact = { answered: false }
     const clientFor = (auth: Credentials.Auth): Anthropic => {
       if (cached === undefined || !Credentials.equals(cached.auth, auth)) cached = { auth, client: makeClient(options, auth) }
       return cached.client
     }
     return ModelClient.of({
-      stream: (request) => Stream.unwrap(Effect.map(credentials.current, (auth) => streamWith(clientFor(auth), request)))
+      stream: (request) =>
+        Stream.unwrap(Effect.map(credentials.current, (auth) => streamWith(clientFor(auth), request, contact)))
     })
   })
 

@@ -32,10 +32,23 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@keel/ModelErr
 export class Overloaded extends Schema.TaggedError<Overloaded>("@keel/ModelError/Overloaded")("Overloaded", api) {}
 /** Any other 5xx, or an `api_error` event mid-stream. @category Errors */
 export class ServerError extends Schema.TaggedError<ServerError>("@keel/ModelError/ServerError")("ServerError", api) {}
-/** The request never got an HTTP answer: reset, refused, DNS, TLS, timeout. @category Errors */
+/**
+ * The request never got an HTTP answer: reset, refused, DNS, TLS, timeout. `code` is the system
+ * error's (`ECONNREFUSED`, `ENOTFOUND`, ...), `url` the API's base URL, and `firstContact` says that
+ * no request to it had been answered yet (see {@link isUnreachable}).
+ *
+ * @category Errors
+ */
 export class ConnectionError extends Schema.TaggedError<ConnectionError>("@keel/ModelError/ConnectionError")(
   "ConnectionError",
-  { message: Schema.String, cause: Schema.optional(Schema.String), attempts: Schema.optional(Schema.Number) }
+  {
+    message: Schema.String,
+    cause: Schema.optional(Schema.String),
+    attempts: Schema.optional(Schema.Number),
+    code: Schema.optional(Schema.String),
+    url: Schema.optional(Schema.String),
+    firstContact: Schema.optional(Schema.Boolean)
+  }
 ) {}
 /** 401: the key or token was refused. @category Errors */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("@keel/ModelError/Unauthorized")("Unauthorized", api) {}
@@ -172,9 +185,11 @@ export const fromUnknown = (error: unknown): ModelError => {
     type Cause = { code?: string; message?: string; cause?: Cause }
     const cause = error.cause as Cause | undefined
     const inner = cause?.cause
+    const code = cause?.code || inner?.code
     return new ConnectionError({
-      message: `Could not reach the API: ${cause?.code || inner?.code || inner?.message || cause?.message || error.message}`,
-      cause: String(inner?.message || cause?.message || error.message)
+      message: `Could not reach the API: ${code || inner?.message || cause?.message || error.message}`,
+      cause: String(inner?.message || cause?.message || error.message),
+      ...(code ? { code } : {})
     })
   }
   if (error instanceof APIError) return fromApiError(error)
@@ -200,10 +215,40 @@ export const describe = (error: ModelError): string => {
       return error.attempts !== undefined && error.attempts > 1 ? `Repeated 529 Overloaded errors${attempts}: ${base}` : base
     case "Unauthorized":
       return `Authentication failed${attempts}: ${base}. Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN).`
+    case "ConnectionError": {
+      if (error.url === undefined) return `${base}${attempts}`
+      const what = error.code !== undefined ? `${error.code}${CODE_MEANING[error.code] ?? ""}` : error.cause ?? error.message
+      // The advice goes with the final failure (attempts set), not with each retry's notice.
+      const advice = error.attempts !== undefined ? ". Check ANTHROPIC_BASE_URL and your network connection." : ""
+      return `Could not reach the API at ${error.url} (${what})${attempts}${advice}`
+    }
     default:
       return `${base}${attempts}`
   }
 }
+
+const CODE_MEANING: Readonly<Record<string, string>> = {
+  ECONNREFUSED: ": connection refused",
+  ENOTFOUND: ": no such host",
+  EAI_AGAIN: ": host name lookup failed",
+  EHOSTUNREACH: ": host unreachable",
+  ENETUNREACH: ": network unreachable"
+}
+
+/** System error codes of a request that found no server to answer it. */
+const UNREACHABLE_CODES: ReadonlySet<string> = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+
+/**
+ * Whether the API looks unreachable as configured: a connection error that found no server (refused,
+ * no such host, no route: by its system error code) on first contact, before any request to that
+ * base URL had been answered. Most likely a mistyped `ANTHROPIC_BASE_URL` or no network, which
+ * retrying for minutes will not mend (the retry policy gives it a short budget).
+ *
+ * @category Predicates
+ */
+export const isUnreachable = (error: ModelError): boolean =>
+  error._tag === "ConnectionError" && error.firstContact === true && error.code !== undefined &&
+  UNREACHABLE_CODES.has(error.code)
 
 /** The HTTP status of a failure, or `null` when there was no HTTP answer. @category Accessors */
 export const statusOf = (error: ModelError): number | null =>

@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -32,34 +33,59 @@ export const timeoutConfig: Config.Config<Duration.Duration> = Config.integer("K
   Config.withDefault(DEFAULT_TIMEOUT)
 )
 
-/** Decorates `client` with an idle timeout. @category Constructors */
+/**
+ * Decorates `client` with an idle timeout. The call runs in its own fiber, feeding a queue that the
+ * stream takes from, a chunk (one network read) at a time. The idle clock runs while the consumer
+ * waits on that queue, from the moment it starts waiting after the last item. One timer fiber per
+ * call watches it and puts the warning, then the failure, into the same queue; nothing is timed per
+ * chunk, so a chunk costs a queue take and a clock read.
+ *
+ * @category Constructors
+ */
 export const make = (client: ModelClient["Type"], timeout: Duration.DurationInput = DEFAULT_TIMEOUT): ModelClient["Type"] => {
   const timeoutMs = Duration.toMillis(timeout)
   const warnMs = Math.floor(timeoutMs / 2)
   return ModelClient.of({
     stream: (request) =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        // The call runs in its own fiber, feeding a queue; each pull waits on the queue under a timer.
-        // Closing this stream's scope interrupts that fiber, which aborts the request.
-        const queue = yield* Stream.toQueue(client.stream(request), { capacity: 4 })
+        // Closing this stream's scope interrupts the call's fiber (which aborts the request) and the timer.
+        const queue = yield* Effect.acquireRelease(Queue.bounded<Take.Take<Item, ModelError>>(4), Queue.shutdown)
+        yield* Effect.forkScoped(Stream.runIntoQueue(client.stream(request), queue))
+        /** When the consumer started waiting for the next item (`undefined` while it is not waiting). */
+        let idleSince: number | undefined
         let warned = false
+        const stalled = Take.of<Item>(ModelNotice.streamStalled({ idleMs: warnMs, timeoutMs }))
+        const idle = Take.fail<ModelError>(
+          new StreamIdle({ message: `Stream idle timeout: no data for ${timeoutMs} ms`, idleMs: timeoutMs })
+        )
+        // Sleeps until the next deadline of the current wait; a wait that ended meanwhile just means
+        // another nap. At most one wake-up per `warnMs` while the stream flows.
+        const watch: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          if (idleSince === undefined) return Effect.zipRight(Effect.sleep(Duration.millis(warnMs)), watch)
+          const idleMs = now - idleSince
+          if (!warned && idleMs >= warnMs) {
+            warned = true
+            return Effect.zipRight(Queue.offer(queue, stalled), watch)
+          }
+          if (idleMs >= timeoutMs) return Queue.offer(queue, idle)
+          return Effect.zipRight(Effect.sleep(Duration.millis((warned ? timeoutMs : warnMs) - idleMs)), watch)
+        })
+        yield* Effect.forkScoped(watch)
+        const received = (take: Take.Take<Item, ModelError>) => {
+          // The warning is ours, not the call's: the wait for the next item goes on.
+          if (take !== stalled) {
+            idleSince = undefined
+            warned = false
+          }
+          return Take.done(take)
+        }
         const pull: Effect.Effect<Chunk.Chunk<Item>, Option.Option<ModelError>> = Effect.suspend(() =>
-          Queue.take(queue).pipe(
-            Effect.timeoutOption(Duration.millis(warned ? timeoutMs - warnMs : warnMs)),
-            Effect.flatMap((taken) => {
-              if (Option.isSome(taken)) {
-                warned = false
-                return Take.done(taken.value)
-              }
-              if (!warned) {
-                warned = true
-                return Effect.succeed(Chunk.of<Item>(ModelNotice.streamStalled({ idleMs: warnMs, timeoutMs })))
-              }
-              return Effect.fail(Option.some<ModelError>(
-                new StreamIdle({ message: `Stream idle timeout: no data for ${timeoutMs} ms`, idleMs: timeoutMs })
-              ))
+          idleSince !== undefined
+            ? Effect.flatMap(Queue.take(queue), received)
+            : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              idleSince = now
+              return Effect.flatMap(Queue.take(queue), received)
             })
-          )
         )
         return Stream.repeatEffectChunkOption(pull)
       }))

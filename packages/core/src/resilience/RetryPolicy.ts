@@ -4,6 +4,9 @@
  *
  * - Up to `maxRetries` retries (default 10). Delay `min(500 ms × 2^(n−1), 32 s)` plus up to 25 %
  *   jitter; a server's `retry-after-ms` or `retry-after` (seconds or an HTTP date) replaces it.
+ * - An API that looks unreachable as configured (`ModelError.isUnreachable`: connection refused or
+ *   no such host before it ever answered) gets `unreachableRetries` (default 2, about 1.5 s), so a
+ *   mistyped `ANTHROPIC_BASE_URL` is reported within seconds, not after minutes of backoff.
  * - `x-should-retry: false` stops; `true` retries whatever the error (but a prompt that is too long
  *   belongs to compaction, and a 401 to the credentials refresh).
  * - Retried: connection errors, 408, 409, 429, 5xx, 529, `StreamIdle`, `StreamTruncated`. Never:
@@ -24,7 +27,7 @@ import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleInterval from "effect/ScheduleInterval"
-import type { ModelError } from "../model/ModelError.js"
+import { isUnreachable, type ModelError } from "../model/ModelError.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
 
 /** Retry counts and delays. @category Models */
@@ -39,7 +42,15 @@ export interface Policy {
   readonly maxServerDelay: Duration.Duration
   /** Unattended runs: retry 429/529 without a count limit. */
   readonly persistent: Persistent | undefined
+  /**
+   * Retries of an API that looks unreachable (see `ModelError.isUnreachable`; default
+   * {@link UNREACHABLE_RETRIES}, never more than `maxRetries`). Persistent mode keeps `maxRetries`.
+   */
+  readonly unreachableRetries?: number | undefined
 }
+
+/** Retries of an API that never answered and refuses connections or has no such host. @category Constants */
+export const UNREACHABLE_RETRIES = 2
 
 /** Persistent mode's limits. @category Models */
 export interface Persistent {
@@ -176,7 +187,10 @@ export const schedule = (
         if (!isRetryable(error, request)) return stop
         if (request.overloadBudget !== undefined && consecutiveOverloads >= request.overloadBudget) return stop
         const persistent = policy.persistent !== undefined && isOverloadOrRateLimit(error) ? policy.persistent : undefined
-        if (persistent === undefined && retries > policy.maxRetries) return stop
+        const maxRetries = policy.persistent === undefined && isUnreachable(error)
+          ? Math.min(policy.maxRetries, policy.unreachableRetries ?? UNREACHABLE_RETRIES)
+          : policy.maxRetries
+        if (persistent === undefined && retries > maxRetries) return stop
         const server = serverDelay(error, now)
         let delay: Duration.Duration
         if (server !== undefined) {
@@ -194,7 +208,7 @@ export const schedule = (
         const decision: Decision = {
           attempt: retries,
           delay,
-          maxRetries: persistent !== undefined ? null : policy.maxRetries
+          maxRetries: persistent !== undefined ? null : maxRetries
         }
         return [
           next,

@@ -13,9 +13,12 @@
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import * as Take from "effect/Take"
 import {
   type AssistantMessage,
   type Message,
@@ -71,6 +74,22 @@ export interface Options {
    */
   readonly budget?: Effect.Effect<string | undefined> | undefined
 }
+
+/**
+ * `stream`, ended early when `interrupt` completes: like `Stream.interruptWhen`, but without a race
+ * per pull. The stream runs in its own fiber, feeding a one-chunk queue that the result takes from;
+ * a second fiber waits for `interrupt`, then interrupts the first (its finalizers run) and ends the
+ * queue. A chunk costs one queue handoff.
+ */
+const stopWhen = (interrupt: Effect.Effect<void>) => <A>(stream: Stream.Stream<A>): Stream.Stream<A> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const queue = yield* Effect.acquireRelease(Queue.bounded<Take.Take<A>>(1), Queue.shutdown)
+    const producer = yield* Effect.forkScoped(Stream.runIntoQueue(stream, queue))
+    yield* Effect.forkScoped(
+      interrupt.pipe(Effect.zipRight(Fiber.interrupt(producer)), Effect.zipRight(Queue.offer(queue, Take.end)))
+    )
+    return Stream.repeatEffectChunkOption(Effect.flatMap(Queue.take(queue), Take.done))
+  }))
 
 /** The services a turn needs. @category Models */
 export type Requirements = ModelClient | ToolRuntime.ToolRuntime | ToolRegistry | Pipeline | SessionState
@@ -381,7 +400,7 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       Effect.suspend(() => finished === undefined ? Effect.succeed(iterate) : Effect.fail(Option.none()))
     ).pipe(
       Stream.flatten(),
-      options.interrupt !== undefined ? Stream.interruptWhen(options.interrupt) : (s) => s,
+      options.interrupt !== undefined ? stopWhen(options.interrupt) : (s) => s,
       Stream.ensuring(repair)
     )
 
