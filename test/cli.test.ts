@@ -3,8 +3,13 @@
  * `@anthropic-ai/sdk`, against the loopback fake of the Messages API.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
+import { Runtime } from "@keel/cli"
+import * as Cause from "effect/Cause"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
+import { unusedPort } from "./support/Ports.js"
 import { closeServers, envFor, fake, lines, run, start, workdir } from "./support/KeelProcess.js"
 
 afterEach(() => closeServers())
@@ -180,13 +185,41 @@ describe("keel -p", () => {
     assert.strictEqual(server.requests.length, 2)
   })
 
-  it("an unreachable ANTHROPIC_BASE_URL is an error result naming the connection failure", async () => {
-    const server = await fake([])
-    const url = server.url
-    await closeServers()
-    const r = await run(["-p", "x"], { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "k", KEEL_MAX_RETRIES: "0" } })
+  it("an unreachable ANTHROPIC_BASE_URL (connection refused) fails within seconds: two quick retries, one clear line, exit 1", async () => {
+    const port = await unusedPort()
+    const url = `http://127.0.0.1:${port}`
+    const started = Date.now()
+    const r = await run(["-p", "x"], { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "k" } })
+    assert.isBelow(Date.now() - started, 10_000)
     assert.strictEqual(r.code, 1)
-    assert.include(r.stderr, "ConnectionError: Could not reach the API: ECONNREFUSED")
+    assert.strictEqual(r.stdout, "")
+    const stderr = r.stderr.trimEnd().split("\n")
+    // The two retries are announced (text mode's progress lines), then the error result: one line.
+    assert.match(stderr[0]!, new RegExp(`^keel: Could not reach the API at ${url} \\(ECONNREFUSED: connection refused\\); retrying in 0\\.\\d s \\(retry 1/2\\)$`))
+    assert.match(stderr[1]!, /\(retry 2\/2\)$/)
+    assert.deepStrictEqual(stderr.slice(2), [
+      `API Error: Could not reach the API at ${url} (ECONNREFUSED: connection refused) after 3 attempts. ` +
+      "Check ANTHROPIC_BASE_URL and your network connection."
+    ])
+    assert.notInclude(r.stderr, "    at ")
+  })
+
+  it("an ANTHROPIC_BASE_URL whose host does not exist fails within seconds, naming the URL; stream-json says so in the result", async () => {
+    const url = "http://keel-test-no-such-host.invalid"
+    const started = Date.now()
+    const r = await run(["-p", "x", "--output-format", "stream-json"], { env: { ANTHROPIC_BASE_URL: url, ANTHROPIC_API_KEY: "k" } })
+    assert.isBelow(Date.now() - started, 15_000)
+    assert.strictEqual(r.code, 1)
+    const messages = lines(r.stdout)
+    const retries = messages.filter((m) => m.subtype === "api_retry")
+    assert.deepStrictEqual(retries.map((m) => [m.attempt, m.max_retries, m.error_status]), [[1, 2, null], [2, 2, null]])
+    const result = messages.at(-1)
+    assert.deepStrictEqual([result.subtype, result.is_error, result.api_error_status], ["success", true, null])
+    // ENOTFOUND, or EAI_AGAIN where no name server answers at all.
+    assert.match(
+      result.result,
+      new RegExp(`^API Error: Could not reach the API at ${url} \\((ENOTFOUND: no such host|EAI_AGAIN: host name lookup failed)\\) after 3 attempts\\. Check ANTHROPIC_BASE_URL`)
+    )
   })
 
   it("SIGINT during a stalled stream ends the turn with a result and exit code 130", async () => {
@@ -242,5 +275,92 @@ describe("keel usage errors", () => {
       "keel: ANTHROPIC_API_KEY is not set. Set it to your Anthropic API key (export ANTHROPIC_API_KEY=sk-ant-...), " +
         "or set ANTHROPIC_AUTH_TOKEN, and ANTHROPIC_BASE_URL for a server other than api.anthropic.com.\n"
     )
+  })
+
+  it("--resume with --continue is exit 2, one line saying why and a pointer to --help", async () => {
+    const r = await run(["-p", "x", "--resume", "abc", "--continue"])
+    assert.strictEqual(r.code, 2)
+    assert.strictEqual(
+      r.stderr,
+      "keel: --resume and --continue cannot be used together: --resume <id> picks a session, --continue the latest one of this folder.\n" +
+        "Run keel --help for usage.\n"
+    )
+  })
+
+  it("an unreadable --mcp-config (no such file, not JSON) is exit 2 naming the file and what to give", async () => {
+    const dir = workdir()
+    const missing = await run(["-p", "x", "--mcp-config", path.join(dir, "nope.json")], { env: { ANTHROPIC_API_KEY: "k" }, cwd: dir })
+    assert.strictEqual(missing.code, 2)
+    assert.strictEqual(
+      missing.stderr,
+      `keel: --mcp-config ${path.join(dir, "nope.json")}: no such file; give the path of a JSON file or the JSON itself\n`
+    )
+    fs.writeFileSync(path.join(dir, "bad.json"), "{bad")
+    const bad = await run(["-p", "x", "--mcp-config", "bad.json"], { env: { ANTHROPIC_API_KEY: "k" }, cwd: dir })
+    assert.strictEqual(bad.code, 2)
+    assert.strictEqual(bad.stderr.split("\n").length, 2, "one line")
+    assert.match(bad.stderr, /^keel: .*bad\.json is not valid JSON \(.*\); fix it to read like \{"mcpServers"/)
+  })
+
+  it("--input-format stream-json needs --output-format stream-json and no prompt argument (exit 2, as Claude Code)", async () => {
+    const text = await run(["-p", "--input-format", "stream-json"])
+    assert.strictEqual(text.code, 2)
+    assert.strictEqual(
+      text.stderr,
+      "keel: --input-format stream-json requires --output-format stream-json (each turn's messages and result are JSON lines).\n" +
+        "Run keel --help for usage.\n"
+    )
+    const prompt = await run(["-p", "hello", "--input-format", "stream-json", "--output-format", "stream-json"])
+    assert.strictEqual(prompt.code, 2)
+    assert.include(prompt.stderr, "the prompts come on stdin as user messages, one JSON line each; drop the prompt argument.")
+    const format = await run(["-p", "x", "--input-format", "yaml"])
+    assert.strictEqual(format.code, 2)
+    assert.include(format.stderr, "Allowed choices are text, stream-json")
+  })
+
+  it("an internal error is one line without --debug, and the stack trace with it", () => {
+    const cause = Cause.die(new Error("boom"))
+    const plain = Runtime.describeFailure(cause, false)
+    assert.deepStrictEqual(plain, { code: 1, lines: ["internal error: boom (run with --debug for the stack trace)"] })
+    const debug = Runtime.describeFailure(cause, true)
+    assert.strictEqual(debug.code, 1)
+    assert.match(debug.lines.join("\n"), /internal error: Error: boom\n\s+at /)
+  })
+})
+
+/** The modules a `keel` run loads, as URLs (traced by support/trace-loads.mjs). */
+const loadedBy = async (args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+  const trace = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "keel-trace-")), "loads.txt")
+  const r = await run(args, {
+    env: {
+      ...env,
+      KEEL_TRACE_LOADS: trace,
+      NODE_OPTIONS: `--import ${path.join(import.meta.dirname, "support", "trace-loads.mjs")}`
+    }
+  })
+  const urls = fs.existsSync(trace) ? fs.readFileSync(trace, "utf8").trim().split("\n") : []
+  return { ...r, urls, bundle: urls.filter((u) => u.includes("/packages/cli/bundle/")) }
+}
+
+/** Whether any of these module URLs holds the kernel (the session's Context tag is in it). */
+const loadsKernel = (urls: ReadonlyArray<string>) =>
+  urls.some((u) => u.startsWith("file:") && fs.readFileSync(new URL(u), "utf8").includes("@keel/core/Session"))
+
+describe("keel start-up", () => {
+  it("--version and --help answer from the flag parser alone: the kernel is never loaded (a -p run loads it)", async () => {
+    const version = await loadedBy(["--version"])
+    assert.deepStrictEqual([version.code, version.stdout], [0, "0.1.0\n"])
+    const help = await loadedBy(["--help"])
+    assert.strictEqual(help.code, 0)
+    assert.include(help.stdout, "--input-format <format>")
+    for (const r of [version, help]) {
+      assert.include(r.bundle.map((u) => path.basename(u)), "main.js")
+      assert.isFalse(loadsKernel(r.urls), `loaded:\n${r.urls.join("\n")}`)
+      assert.isFalse(r.urls.some((u) => /\/(Headless|Repl|Query)-[^/]*\.js$/.test(u)))
+    }
+    // The trace sees the kernel when a run needs it (here one that stops at the missing API key).
+    const headless = await loadedBy(["-p", "x"])
+    assert.strictEqual(headless.code, 1)
+    assert.isTrue(loadsKernel(headless.urls))
   })
 })

@@ -10,6 +10,7 @@
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
 import { closeServers, envFor, fake, lines, run } from "./support/KeelProcess.js"
+import * as SdkConformance from "./support/SdkConformance.js"
 
 afterAll(() => closeServers())
 
@@ -22,7 +23,15 @@ const overloaded = () => FakeAnthropic.errorReply(529, "overloaded_error", "Over
 /** Message kinds in order (`system/informational`: the one-time warning that the fake's model has no price). */
 const kinds = (messages: ReadonlyArray<any>): Array<string> =>
   messages.map((m) =>
-    m.type === "stream_event" ? `stream_event/${m.event.type}` : m.subtype !== undefined ? `${m.type}/${m.subtype}` : m.type
+    m.type === "stream_event"
+      ? `stream_event/${m.event.type}`
+      : m.subtype === "notification"
+      ? `system/notification:${m.key}`
+      : m.subtype === "informational" && m.fallback_model !== undefined
+      ? "system/informational:fallback"
+      : m.subtype !== undefined
+      ? `${m.type}/${m.subtype}`
+      : m.type
   )
 
 const ofSubtype = (messages: ReadonlyArray<any>, subtype: string): Array<any> =>
@@ -38,6 +47,14 @@ const assistantTexts = (messages: ReadonlyArray<any>): Array<string> =>
  * Runs `keel -p hi --output-format stream-json ...args` against a fake with `script`; checks that the
  * output is JSON lines that end with exactly one `result`, and returns it with the messages.
  */
+/** Every message of every run in this file, checked against the Agent SDK's types at the end. */
+const seen: Array<unknown> = []
+
+afterAll(() => {
+  // Retries, retractions, stalls and fallbacks: each message Keel emits for them is one the SDK declares.
+  assert.deepStrictEqual(SdkConformance.check(seen), [])
+}, 60_000)
+
 const streamJson = async (
   script: ReadonlyArray<FakeAnthropic.ScriptItem>,
   args: ReadonlyArray<string> = [],
@@ -49,6 +66,7 @@ const streamJson = async (
   })
   assert.strictEqual(r.stderr, "")
   const messages = lines(r.stdout)
+  seen.push(...messages)
   assert.deepStrictEqual(messages.map((m) => m.type).filter((t) => t === "result"), ["result"])
   const result = messages.at(-1)
   assert.strictEqual(result.type, "result")
@@ -72,8 +90,11 @@ const assertSuccess = (t: { code: number | null; messages: ReadonlyArray<any>; r
  * retry follows it, for an `error` without an HTTP status; returns that `api_retry` message.
  */
 const assertRetractedThenRetried = (messages: ReadonlyArray<any>, at: number, messageId: string, error: string) => {
-  const [tombstone, retry] = [messages[at], messages[at + 1]]
-  assert.deepStrictEqual([tombstone.subtype, tombstone.reason, tombstone.message_id], ["tombstone", "retry", messageId])
+  const [retracted, retry] = [messages[at], messages[at + 1]]
+  assert.deepStrictEqual(
+    [retracted.subtype, retracted.key, retracted.reason, retracted.message_id],
+    ["notification", "message_retracted", "retry", messageId]
+  )
   assert.deepStrictEqual([retry.subtype, retry.attempt, retry.error_status, retry.error], ["api_retry", 1, null, error])
   return retry
 }
@@ -124,7 +145,7 @@ describe.concurrent("keel retries", () => {
       "system/init",
       "system/api_retry",
       "system/api_retry",
-      "system/model_fallback",
+      "system/informational:fallback",
       "assistant",
       "system/informational",
       "result/success"
@@ -186,7 +207,7 @@ describe.concurrent("keel retries", () => {
       "stream_event/message_start",
       "stream_event/content_block_start",
       "stream_event/content_block_delta",
-      "system/tombstone",
+      "system/notification:message_retracted",
       "system/api_retry",
       "stream_event/message_start",
       "stream_event/content_block_start",
@@ -217,7 +238,7 @@ describe.concurrent("keel retries", () => {
     assertSameRequests(t.server, 2)
     assert.deepStrictEqual(kinds(t.messages), [
       "system/init",
-      "system/tombstone",
+      "system/notification:message_retracted",
       "system/api_retry",
       "assistant",
       "system/informational",
@@ -324,15 +345,16 @@ describe("keel idle watchdog", () => {
     assert.strictEqual(t.server.aborted, 1)
     assert.deepStrictEqual(kinds(t.messages), [
       "system/init",
-      "system/status",
-      "system/tombstone",
+      "system/notification:stream_stalled",
+      "system/notification:message_retracted",
       "system/api_retry",
       "assistant",
       "system/informational",
       "result/success"
     ])
     const stalled = t.messages[1]
-    assert.deepStrictEqual([stalled.status, stalled.idle_ms, stalled.timeout_ms], ["stalled", 750, 1500])
+    assert.deepStrictEqual([stalled.priority, stalled.idle_ms, stalled.timeout_ms], ["medium", 750, 1500])
+    assert.strictEqual(stalled.text, "No data from the API for 0.8 s; the request is retried at 1.5 s")
     assert.include(assertRetractedThenRetried(t.messages, 2, "msg_stalled", "unknown").error_message, "StreamIdle")
     assertSuccess(t, "Fresh answer")
   })

@@ -44,6 +44,8 @@ export interface SpawnOptions {
   readonly env?: Record<string, string | undefined>
   readonly cwd?: string
   readonly stdin?: string
+  /** Leave stdin open (for {@link live}); by default it is ended after `stdin`. */
+  readonly openStdin?: boolean
 }
 
 /**
@@ -68,7 +70,7 @@ export const start = (
   child.stdout!.on("data", (d) => (stdout += d))
   child.stderr!.on("data", (d) => (stderr += d))
   if (options.stdin !== undefined) child.stdin!.end(options.stdin)
-  else child.stdin!.end()
+  else if (options.openStdin !== true) child.stdin!.end()
   const done = new Promise<Run>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })))
   return { child, done }
 }
@@ -98,3 +100,55 @@ export const runStreamJson = async (dir: string, script: ReadonlyArray<FakeAnthr
   })
   return { ...r, server, messages: r.code === 2 ? [] : lines(r.stdout) }
 }
+
+/** A `keel` process whose stdin stays open: lines are written one at a time, output read as it comes. */
+export interface Live {
+  readonly child: ChildProcess
+  readonly done: Promise<Run>
+  /** Writes `line` and a newline to stdin (a value is written as its JSON). */
+  readonly send: (line: unknown) => void
+  /** Ends stdin. */
+  readonly end: () => void
+  /** The stream-json messages printed so far, parsed. */
+  readonly messages: () => Array<any>
+  /** What was printed on stderr so far. */
+  readonly stderr: () => string
+  /** Waits (real time, at most `timeoutMs`) until `check(messages)` holds; fails the test with what was printed if not. */
+  readonly waitFor: (check: (messages: Array<any>) => boolean, timeoutMs?: number) => Promise<Array<any>>
+}
+
+/** Spawns `keel args` (see {@link start}) with stdin left open, for `--input-format stream-json` sessions. */
+export const live = (args: ReadonlyArray<string>, options: SpawnOptions = {}): Live => {
+  const { child, done } = start(args, { ...options, openStdin: true })
+  let out = ""
+  let err = ""
+  child.stdout!.on("data", (d) => (out += d))
+  child.stderr!.on("data", (d) => (err += d))
+  const messages = () => out.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l))
+  return {
+    child,
+    done,
+    send: (line) => child.stdin!.write((typeof line === "string" ? line : JSON.stringify(line)) + "\n"),
+    end: () => child.stdin!.end(),
+    messages,
+    stderr: () => err,
+    waitFor: async (check, timeoutMs = 15_000) => {
+      const deadline = Date.now() + timeoutMs
+      while (Date.now() < deadline) {
+        if (check(messages())) return messages()
+        if (child.exitCode !== null) break
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      if (check(messages())) return messages()
+      throw new Error(`keel did not print what was awaited.\nstdout:\n${out}\nstderr:\n${err}`)
+    }
+  }
+}
+
+/** A user message line of `--input-format stream-json` input. */
+export const userLine = (content: unknown) => ({
+  type: "user",
+  message: { role: "user", content },
+  parent_tool_use_id: null,
+  session_id: ""
+})

@@ -13,11 +13,20 @@ export const builtinToolNames: ReadonlyArray<string> = ["Read", "Write", "Edit",
 /** Output formats of headless mode. @category Models */
 export type OutputFormat = "text" | "json" | "stream-json"
 
+/**
+ * Input formats of headless mode: `text` (the prompt, as an argument or all of stdin: one turn) or
+ * `stream-json` (user messages as JSON lines on stdin, one turn each, in one long-lived session).
+ *
+ * @category Models
+ */
+export type InputFormat = "text" | "stream-json"
+
 /** What the command line asked for. @category Models */
 export interface Flags {
   readonly print: boolean
   readonly prompt: string | undefined
   readonly outputFormat: OutputFormat
+  readonly inputFormat: InputFormat
   readonly model: string | undefined
   readonly maxTurns: number | undefined
   /** Stop once the session has cost this many USD (`--max-budget-usd`, checked after each model response). */
@@ -113,6 +122,12 @@ export const program = (version: string): Command =>
         "text"
       )
     )
+    .addOption(
+      new Option(
+        "--input-format <format>",
+        "input format with --print: the prompt as text, or stream-json user messages on stdin (one turn a line; needs --output-format stream-json)"
+      ).choices(["text", "stream-json"]).default("text")
+    )
     .option("--model <model>", "model for this session (default: $ANTHROPIC_MODEL, else claude-sonnet-4-6)")
     .option("--max-turns <n>", "most model calls in one turn (default 500)", positiveInt("--max-turns"))
     .option(
@@ -184,6 +199,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   const o = cmd.opts<{
     print: boolean
     outputFormat: OutputFormat
+    inputFormat: InputFormat
     model?: string
     maxTurns?: number
     maxBudgetUsd?: number
@@ -233,6 +249,15 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   if (o.includePartialMessages && o.outputFormat !== "stream-json") {
     return usage("--include-partial-messages only works with --output-format stream-json.")
   }
+  if (o.inputFormat === "stream-json") {
+    if (o.outputFormat !== "stream-json") {
+      return usage("--input-format stream-json requires --output-format stream-json (each turn's messages and result are JSON lines).")
+    }
+    if (!o.print) return usage("--input-format stream-json only works with -p (--print).")
+    if (cmd.args[0] !== undefined) {
+      return usage("with --input-format stream-json the prompts come on stdin as user messages, one JSON line each; drop the prompt argument.")
+    }
+  }
   // --mcp-config takes every value after it: a prompt written after it reads as a config.
   const swallowed = cmd.args[0] === undefined
     ? o.mcpConfig?.at(-1)
@@ -251,6 +276,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       print: o.print,
       prompt: cmd.args[0],
       outputFormat: o.outputFormat,
+      inputFormat: o.inputFormat,
       model: o.model,
       maxTurns: o.maxTurns,
       maxBudgetUsd: o.maxBudgetUsd,

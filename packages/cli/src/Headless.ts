@@ -1,13 +1,26 @@
 /**
- * Headless mode (`keel -p`): one turn, its messages printed as text, one JSON result, or
- * `stream-json` lines in Claude Code's headless shape, on the Layer graph of `Runtime`; the exit
- * code is 1 when the result is an error.
+ * Headless mode (`keel -p`) on the Layer graph of `Runtime`, in Claude Code's headless shapes:
+ *
+ * - `run`: one turn for a prompt, printed as text, one JSON result (every message with `--verbose`),
+ *   or `stream-json` lines. The exit code is 1 when the result is an error.
+ * - `runStreamInput` (`--input-format stream-json`): one long-lived session that runs a turn for each
+ *   user message read from stdin, a JSON line each, as the lines arrive, and prints each turn's
+ *   `stream-json` lines ending with its `result`. At the end of input it exits, with 1 when the last
+ *   result was an error (as Claude Code). A line that is not a user message loses nothing: it gets
+ *   an error `result` of its own (so a client that waits for a result per line it sent never
+ *   hangs) and a line on stderr, and the session goes on with the next line.
  *
  * @since 0.1.0
  */
-import type { SdkMessage } from "@keel/core"
+import { Message, SdkMessage } from "@keel/core"
+import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as ParseResult from "effect/ParseResult"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Flags } from "./Flags.js"
 import * as Runtime from "./Runtime.js"
@@ -16,7 +29,10 @@ import * as Runtime from "./Runtime.js"
 export interface Io {
   readonly out: (text: string) => void
   readonly err: (text: string) => void
-  /** Called with the session's interrupt once it exists, so a signal handler can stop the turn. */
+  /**
+   * Called with the run's interrupt once the session exists, so a signal handler can stop it: the
+   * running turn ends with an error result, and with `stream-json` input no further line is read.
+   */
   readonly onInterruptReady?: (interrupt: () => void) => void
 }
 
@@ -33,22 +49,18 @@ export const progressLine = (message: SdkMessage.SdkMessage): string | undefined
   switch (message.subtype) {
     case "api_retry":
       return `keel: ${message.error_message}; retrying in ${seconds(message.retry_delay_ms)} ` +
-        `(retry ${message.attempt}/${message.max_retries ?? "unlimited"})\n`
-    case "model_fallback":
-      return `keel: ${message.content}\n`
-    case "status":
-      switch (message.status) {
-        case "stalled":
-          return `keel: no data from the API for ${seconds(message.idle_ms ?? 0)}; the request is retried at ${
-            seconds(message.timeout_ms ?? 0)
-          }\n`
-        case "retrying":
-          return `keel: still waiting to retry (${seconds(message.retry_in_ms ?? 0)} left)\n`
-        case "compacting":
-          return "keel: compacting the conversation\n"
+        `(retry ${message.attempt}/${message.max_retries >= SdkMessage.UNBOUNDED_RETRIES ? "unlimited" : message.max_retries})\n`
+    case "notification":
+      switch (message.key) {
+        case "stream_stalled":
+          return `keel: no data from the API for ${seconds(message.idle_ms)}; the request is retried at ${seconds(message.timeout_ms)}\n`
+        case "api_retry_wait":
+          return `keel: still waiting to retry (${seconds(message.retry_in_ms)} left)\n`
         default:
           return undefined
       }
+    case "status":
+      return message.status === "compacting" ? "keel: compacting the conversation\n" : undefined
     case "permission_denied":
       return `keel: ${message.message}\n`
     case "informational":
@@ -58,6 +70,45 @@ export const progressLine = (message: SdkMessage.SdkMessage): string | undefined
     default:
       return undefined
   }
+}
+
+/**
+ * Runs one turn, printing its messages as they come (`stream-json` lines; text mode's progress on
+ * stderr; with `json --verbose` they are kept in `collected`). Returns the turn's result.
+ */
+const runTurn = (
+  flags: Flags,
+  io: Io,
+  turn: Stream.Stream<SdkMessage.SdkMessage>,
+  collected: Array<SdkMessage.SdkMessage>
+): Effect.Effect<SdkMessage.Result | undefined> =>
+  Effect.suspend(() => {
+    let result: SdkMessage.Result | undefined
+    return turn.pipe(
+      Stream.runForEachChunk((chunk) =>
+        Effect.sync(() => {
+          let lines = ""
+          for (const message of chunk) {
+            if (message.type === "result") result = message
+            if (flags.outputFormat === "text" && message.type === "system") {
+              const line = progressLine(message)
+              if (line !== undefined) io.err(line)
+            }
+            if (flags.outputFormat === "stream-json") lines += JSON.stringify(message) + "\n"
+            else if (flags.outputFormat === "json" && flags.verbose) collected.push(message)
+          }
+          if (lines.length > 0) io.out(lines)
+        })
+      ),
+      Effect.map(() => result)
+    )
+  })
+
+/** Prints a run's failure outside a turn (one line each, a stack only with `--debug`); returns its exit code. */
+const failed = (cause: Cause.Cause<unknown>, flags: Flags, io: Io): number => {
+  const failure = Runtime.describeFailure(cause, flags.debug)
+  io.err(failure.lines.map((line) => `keel: ${line}\n`).join(""))
+  return failure.code
 }
 
 /**
@@ -72,31 +123,12 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
     for (const warning of warnings) io.err(`keel: ${warning}\n`)
     io.onInterruptReady?.(() => Effect.runFork(session.interrupt))
     const messages: Array<SdkMessage.SdkMessage> = []
-    let result: SdkMessage.Result | undefined
-    yield* session.submit(prompt).pipe(Stream.runForEachChunk((chunk) =>
-      Effect.sync(() => {
-        let lines = ""
-        for (const message of chunk) {
-          if (message.type === "result") result = message
-          if (flags.outputFormat === "text" && message.type === "system") {
-            const line = progressLine(message)
-            if (line !== undefined) io.err(line)
-          }
-          if (flags.outputFormat === "stream-json") lines += JSON.stringify(message) + "\n"
-          else if (flags.outputFormat === "json" && flags.verbose) messages.push(message)
-        }
-        if (lines.length > 0) io.out(lines)
-      })
-    ))
+    const result = yield* runTurn(flags, io, session.submit(prompt), messages)
     return { result, messages }
   }).pipe(Effect.provide(Runtime.layer(options)))
 
   const exit = await Effect.runPromiseExit(program)
-  if (Exit.isFailure(exit)) {
-    const failure = Runtime.describeFailure(exit.cause, flags.debug)
-    io.err(failure.lines.map((line) => `keel: ${line}\n`).join(""))
-    return failure.code
-  }
+  if (Exit.isFailure(exit)) return failed(exit.cause, flags, io)
   const { messages, result } = exit.value
   if (result === undefined) {
     io.err("keel: the turn ended without a result\n")
@@ -114,4 +146,190 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
       break
   }
   return result.is_error ? 1 : 0
+}
+
+/**
+ * One line of `stream-json` input, read:
+ * - `Prompt`: a user message; string content is a prompt as `-p` takes it (slash commands and
+ *   `@path` mentions work), content blocks go to the model as given.
+ * - `Malformed`: not JSON, not a message, or a user message that is not valid; `error` says which
+ *   line and what is wrong, and what a line should look like.
+ * - `Control`: a control request (`interrupt` is served; the others are answered with an error).
+ * - `Ignored`: a message of another type (only user messages start turns).
+ *
+ * @category Models
+ */
+export type InputLine =
+  | { readonly _tag: "Prompt"; readonly line: number; readonly prompt: string | Message.UserMessage }
+  | { readonly _tag: "Malformed"; readonly line: number; readonly error: string }
+  | { readonly _tag: "Control"; readonly line: number; readonly requestId: string; readonly subtype: string }
+  | { readonly _tag: "Ignored"; readonly line: number; readonly type: string }
+
+const EXAMPLE = `{"type":"user","message":{"role":"user","content":"..."}}`
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const decodeBlocks = Schema.decodeUnknownEither(Schema.Array(Message.ContentBlock))
+
+/**
+ * Reads line number `line` of `stream-json` input. `undefined` for a line with nothing to do (blank,
+ * `keep_alive`).
+ *
+ * @category Parsing
+ */
+export const parseLine = (text: string, line: number): InputLine | undefined => {
+  if (text.trim() === "") return undefined
+  const malformed = (what: string): InputLine => ({
+    _tag: "Malformed",
+    line,
+    error: `stdin line ${line} ${what}; nothing was sent to the model. Send one user message a line: ${EXAMPLE}`
+  })
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    return malformed(`is not JSON (${e instanceof Error ? e.message : String(e)})`)
+  }
+  if (!isRecord(value) || typeof value.type !== "string") return malformed("is not a message (an object with a \"type\")")
+  switch (value.type) {
+    case "user": {
+      const message = value.message
+      if (!isRecord(message)) return malformed("is a user message without a \"message\" object")
+      if (message.role !== "user") return malformed(`is a user message whose role is ${JSON.stringify(message.role)}, not "user"`)
+      const content = message.content
+      if (typeof content === "string") {
+        return content.trim() === "" ? malformed("is a user message with empty content") : { _tag: "Prompt", line, prompt: content }
+      }
+      if (!Array.isArray(content) || content.length === 0) {
+        return malformed("is a user message whose content is neither a string nor a non-empty array of content blocks")
+      }
+      const decoded = decodeBlocks(content)
+      if (Either.isLeft(decoded)) {
+        const issue = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)[0]
+        const at = issue?.path.map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`)).join("")
+        const where = issue === undefined ? "" : ` (content${at}: ${issue.message})`
+        return malformed(`is a user message with invalid content blocks${where.replace(/\s+/g, " ")}`)
+      }
+      return { _tag: "Prompt", line, prompt: new Message.UserMessage({ content: decoded.right }) }
+    }
+    case "control_request": {
+      const request = value.request
+      const subtype = isRecord(request) && typeof request.subtype === "string" ? request.subtype : undefined
+      if (typeof value.request_id !== "string" || subtype === undefined) {
+        return malformed("is a control request without a \"request_id\" and a \"request\" with a \"subtype\"")
+      }
+      return { _tag: "Control", line, requestId: value.request_id, subtype }
+    }
+    case "keep_alive":
+      return undefined
+    default:
+      return { _tag: "Ignored", line, type: value.type }
+  }
+}
+
+/**
+ * The error `result` for a line that could not start a turn: no model call, the session's totals
+ * so far (from its last result), `errors` saying what was wrong.
+ *
+ * @category Constructors
+ */
+export const lineErrorResult = (
+  error: string,
+  sessionId: string,
+  previous: SdkMessage.Result | undefined
+): SdkMessage.Result => ({
+  type: "result",
+  subtype: "error_during_execution",
+  is_error: true,
+  errors: [error],
+  duration_ms: 0,
+  duration_api_ms: 0,
+  num_turns: 0,
+  stop_reason: null,
+  total_cost_usd: previous?.total_cost_usd ?? 0,
+  usage: SdkMessage.emptyUsage,
+  modelUsage: previous?.modelUsage ?? {},
+  permission_denials: previous?.permission_denials ?? [],
+  terminal_reason: "turn_setup_failed",
+  uuid: crypto.randomUUID(),
+  session_id: sessionId
+})
+
+/** The end of input, in the queue of lines. */
+const END = Symbol("end")
+
+/**
+ * Runs a session over `stream-json` input (`--input-format stream-json`): each user message in
+ * `lines` runs a turn as soon as it arrives (turns one after another, in order), and each turn's
+ * messages are printed as `stream-json` lines, its `result` last. Returns the exit code at the end of
+ * input: 1 when the last result was an error, else 0.
+ *
+ * @category Running
+ */
+export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>, io: Io): Promise<number> => {
+  const options: Runtime.Options = { ...flags, cwd: process.cwd() }
+  const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
+  const program = Effect.gen(function*() {
+    const { session, warnings } = yield* Runtime.openSession(options)
+    for (const warning of warnings) io.err(`keel: ${warning}\n`)
+    const queue = yield* Queue.unbounded<Extract<InputLine, { _tag: "Prompt" | "Malformed" }> | typeof END>()
+    let count = 0
+    const control = (item: Extract<InputLine, { _tag: "Control" }>) => {
+      if (item.subtype === "interrupt") {
+        return Effect.zipRight(
+          session.interrupt,
+          Effect.sync(() => write({ type: "control_response", response: { subtype: "success", request_id: item.requestId } }))
+        )
+      }
+      return Effect.sync(() => {
+        const error = `Keel does not support the control request "${item.subtype}" (only "interrupt")`
+        io.err(`keel: stdin line ${item.line}: ${error}; answered with an error\n`)
+        write({ type: "control_response", response: { subtype: "error", request_id: item.requestId, error } })
+      })
+    }
+    const reader = yield* Stream.fromAsyncIterable(lines, (e) => e).pipe(
+      Stream.runForEach((text) =>
+        Effect.suspend(() => {
+          const item = parseLine(text, ++count)
+          if (item === undefined) return Effect.void
+          switch (item._tag) {
+            case "Prompt":
+            case "Malformed":
+              return Queue.offer(queue, item)
+            case "Control":
+              return control(item)
+            case "Ignored":
+              return Effect.sync(() =>
+                io.err(`keel: stdin line ${item.line}: ignored a message of type "${item.type}" (only user messages start turns)\n`)
+              )
+          }
+        })
+      ),
+      Effect.catchAll((e) => Effect.sync(() => io.err(`keel: reading stdin failed: ${e instanceof Error ? e.message : String(e)}\n`))),
+      Effect.ensuring(Queue.offer(queue, END)),
+      Effect.fork
+    )
+    let stopping = false
+    io.onInterruptReady?.(() => {
+      stopping = true
+      Effect.runFork(Effect.zipRight(session.interrupt, Fiber.interrupt(reader)))
+    })
+    let last: SdkMessage.Result | undefined
+    while (!stopping) {
+      const item = yield* Queue.take(queue)
+      if (item === END) break
+      if (item._tag === "Malformed") {
+        io.err(`keel: ${item.error}\n`)
+        last = lineErrorResult(item.error, session.sessionId, last)
+        write(last)
+        continue
+      }
+      last = (yield* runTurn(flags, io, session.submit(item.prompt), [])) ?? last
+    }
+    return last
+  }).pipe(Effect.provide(Runtime.layer(options)))
+
+  const exit = await Effect.runPromiseExit(program)
+  if (Exit.isFailure(exit)) return failed(exit.cause, flags, io)
+  return exit.value?.is_error === true ? 1 : 0
 }

@@ -1,10 +1,12 @@
 /**
- * The `keel` entry point: parse flags (without loading the kernel), then run headless.
+ * The `keel` entry point: parse flags (without loading the kernel), then run headless: one prompt
+ * (`-p`), or user messages as JSON lines on stdin (`--input-format stream-json`).
  *
  * @since 0.1.0
  */
 import { readFileSync } from "node:fs"
 import { parse } from "./Flags.js"
+import type { Io } from "./Headless.js"
 
 const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
   .version
@@ -29,10 +31,23 @@ const main = async (): Promise<void> => {
   }
   const flags = parsed.flags
   if (!flags.print) {
-    process.stderr.write(
-      "keel: the interactive REPL is not available yet. Run headless: keel -p \"your prompt\"\nRun keel --help for usage.\n"
-    )
-    return exit(2)
+    // The REPL's Markdown renderer (marked-terminal, cli-highlight) decides on colours when it
+    // loads: tell it what the REPL decided, then take the variable back from child processes.
+    const { colorEnabled } = await import("./repl/Style.js")
+    const forced = process.env.FORCE_COLOR
+    process.env.FORCE_COLOR = colorEnabled(process.stdout.isTTY, process.env) ? "1" : "0"
+    const { run } = await import("./repl/Repl.js")
+    if (forced === undefined) delete process.env.FORCE_COLOR
+    else process.env.FORCE_COLOR = forced
+    return exit(await run(flags, version, { input: process.stdin, output: process.stdout, env: process.env }))
+  }
+  if (flags.inputFormat === "stream-json") {
+    // User messages as JSON lines, read as they arrive (not all of stdin first).
+    const [{ runStreamInput }, { createInterface }] = await Promise.all([import("./Headless.js"), import("node:readline")])
+    // The iterator is taken at once: readline drops the lines it reads before one exists.
+    const iterator = createInterface({ input: process.stdin, crlfDelay: Infinity })[Symbol.asyncIterator]()
+    const lines: AsyncIterable<string> = { [Symbol.asyncIterator]: () => iterator }
+    return exit(await headless((io) => runStreamInput(flags, lines, io)))
   }
   const prompt = flags.prompt ?? (process.stdin.isTTY ? undefined : await readStdin())
   if (prompt === undefined || prompt.trim().length === 0) {
@@ -42,6 +57,15 @@ const main = async (): Promise<void> => {
     return exit(2)
   }
   const { run } = await import("./Headless.js")
+  exit(await headless((io) => run(flags, prompt, io)))
+}
+
+/**
+ * Runs a headless run on stdout and stderr. The first SIGINT interrupts it (the running turn ends
+ * with its result, no further input is read) and the exit code becomes 130; a second one, or one
+ * before the run can be interrupted, exits at once.
+ */
+const headless = async (start: (io: Io) => Promise<number>): Promise<number> => {
   let interrupt: (() => void) | undefined
   let interrupted = false
   process.on("SIGINT", () => {
@@ -49,12 +73,12 @@ const main = async (): Promise<void> => {
     interrupted = true
     interrupt()
   })
-  const code = await run(flags, prompt, {
+  const code = await start({
     out: (s) => process.stdout.write(s),
     err: (s) => process.stderr.write(s),
     onInterruptReady: (f) => (interrupt = f)
   })
-  exit(interrupted ? 130 : code)
+  return interrupted ? 130 : code
 }
 
 void main()

@@ -57,8 +57,9 @@ const narrate = Tool.make({
     Effect.gen(function*() {
       const message: SdkMessage.SdkMessage = {
         type: "system",
-        subtype: "status",
-        status: input.text,
+        subtype: "informational",
+        level: "info",
+        content: input.text,
         uuid: "u-1",
         session_id: "s-1"
       }
@@ -293,6 +294,6 @@ describe("Tool execution", () => {
       const progress = events.flatMap((e) => e._tag === "ToolProgress" ? [[e.toolUseId, e.toolName, e.elapsedSeconds]] : [])
       assert.deepStrictEqual(progress, [["long", "Look", 1], ["long", "Look", 2]])
       const messages = events.flatMap((e) => (e._tag === "ToolMessage" ? [e.message] : []))
-      assert.deepStrictEqual(messages.map((m) => m.type === "system" && m.subtype === "status" ? m.status : m.type), ["hello"])
+      assert.deepStrictEqual(messages.map((m) => m.type === "system" && m.subtype === "informational" ? m.content : m.type), ["hello"])
     }))
 })

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { SdkMessage } from "@keel/core"
+import { SdkMessage } from "@keel/core"
 
 const seconds = (ms: number): string => `${Math.max(0, Math.round(ms / 100) / 10)} s`.replace(/\.0 s$/, " s")
 
@@ -20,29 +20,28 @@ export const describe = (message: SdkMessage.SdkMessage): string | undefined => 
   switch (message.subtype) {
     case "api_retry": {
       const why = message.error === "unknown" ? message.error_message : message.error.replace(/_/g, " ")
-      return `retrying in ${seconds(message.retry_delay_ms)} (${message.attempt}/${message.max_retries ?? "∞"}): ${why}`
+      const max = message.max_retries >= SdkMessage.UNBOUNDED_RETRIES ? "∞" : message.max_retries
+      return `retrying in ${seconds(message.retry_delay_ms)} (${message.attempt}/${max}): ${why}`
     }
-    case "model_fallback":
-      return message.content
-    case "status":
-      switch (message.status) {
-        case "stalled":
-          return `no data from the API for ${seconds(message.idle_ms ?? 0)}; retrying at ${seconds(message.timeout_ms ?? 0)}`
-        case "retrying":
-          return `still waiting to retry (${seconds(message.retry_in_ms ?? 0)} left)`
-        case "compacting":
-          return "compacting the conversation…"
+    case "notification":
+      switch (message.key) {
+        case "stream_stalled":
+          return `no data from the API for ${seconds(message.idle_ms)}; retrying at ${seconds(message.timeout_ms)}`
+        case "api_retry_wait":
+          return `still waiting to retry (${seconds(message.retry_in_ms)} left)`
+        case "message_retracted":
+          return message.reason === "retry"
+            ? "the partial answer above was cut off; asking again"
+            : "the partial answer above was dropped; asking the fallback model"
         default:
           return undefined
       }
+    case "status":
+      return message.status === "compacting" ? "compacting the conversation…" : undefined
     case "compact_boundary":
       return `compacted the conversation (${message.compact_metadata.trigger}): ~${thousands(message.compact_metadata.pre_tokens)} → ~${
         thousands(message.compact_metadata.post_tokens)
       } tokens`
-    case "tombstone":
-      return message.reason === "retry"
-        ? "the partial answer above was cut off; asking again"
-        : "the partial answer above was dropped; asking the fallback model"
     case "permission_denied":
       return message.message
     case "informational":

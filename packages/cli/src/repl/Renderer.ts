@@ -219,7 +219,8 @@ export class Renderer {
         const notice = Notice.describe(message)
         if (notice === undefined) return
         const warn = message.subtype === "api_retry" || message.subtype === "permission_denied" ||
-          (message.subtype === "status" && message.status === "stalled")
+          (message.subtype === "notification" && message.key === "stream_stalled") ||
+          (message.subtype === "informational" && message.level === "warning")
         this.endAnswer()
         this.line(warn ? style.yellow(`  ⚠ ${notice}`) : style.dim(`  ✻ ${notice}`))
         return

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { MessageParam } from "../message/Message.js"
+import type { MessageParam, StopReason } from "../message/Message.js"
 import type { StreamEvent } from "../model/StreamEvent.js"
 import type { PermissionDenial } from "./SessionState.js"
 
@@ -28,15 +28,24 @@ export interface SystemInit {
   readonly uuid: string
 }
 
-/** The API's assistant message, as `assistant` messages carry it. @category Models */
+/**
+ * The API's assistant message, as `assistant` messages carry it: the Messages API's `Message`
+ * (`BetaMessage` in the SDK's types), every field present; the ones Keel does not use are `null`.
+ *
+ * @category Models
+ */
 export interface ApiAssistantMessage {
   readonly id: string
   readonly type: "message"
   readonly role: "assistant"
   readonly model: string
   readonly content: MessageParam["content"]
-  readonly stop_reason: string | null
+  readonly stop_reason: StopReason | null
   readonly stop_sequence: string | null
+  readonly stop_details: null
+  readonly container: null
+  readonly context_management: null
+  readonly diagnostics: null
   readonly usage: NonNullableUsage
 }
 
@@ -68,13 +77,16 @@ export interface PartialAssistant {
   readonly session_id: string
 }
 
+/** `max_retries` of an `api_retry` whose retries have no count limit (persistent mode, 429/529). @category Constants */
+export const UNBOUNDED_RETRIES = Number.MAX_SAFE_INTEGER
+
 /** `system`/`api_retry`: a failed request will be retried after `retry_delay_ms`. @category Models */
 export interface ApiRetry {
   readonly type: "system"
   readonly subtype: "api_retry"
   readonly attempt: number
-  /** `null` when unbounded (persistent mode, 429/529). */
-  readonly max_retries: number | null
+  /** {@link UNBOUNDED_RETRIES} when the retries have no count limit (persistent mode, 429/529). */
+  readonly max_retries: number
   readonly retry_delay_ms: number
   /** `null` when there was no HTTP answer (connection error, idle or truncated stream). */
   readonly error_status: number | null
@@ -85,40 +97,59 @@ export interface ApiRetry {
   readonly session_id: string
 }
 
-/**
- * `system`/`status`: still waiting to retry (a heartbeat every 30 s of a long wait), the model
- * stream has gone quiet (half the idle timeout), or the conversation is being compacted.
- *
- * @category Models
- */
+/** `system`/`status`: the conversation is being compacted (the Agent SDK's statuses). @category Models */
 export interface Status {
   readonly type: "system"
   readonly subtype: "status"
-  readonly status: "retrying" | "stalled" | "compacting" | (string & {})
-  readonly attempt?: number
-  readonly waited_ms?: number
-  readonly retry_in_ms?: number
-  readonly idle_ms?: number
-  readonly timeout_ms?: number
+  readonly status: "compacting" | "requesting" | null
   readonly uuid: string
   readonly session_id: string
 }
 
 /**
- * `system`/`tombstone`: the partial answer streamed since the last `message_start` (as
+ * `system`/`notification` (the Agent SDK's `SDKNotificationMessage`): something a person watching
+ * the turn should know, as `text`; Keel's `key`s carry their details as fields of their own.
+ *
+ * @category Models
+ */
+export interface NotificationBase<Key extends string> {
+  readonly type: "system"
+  readonly subtype: "notification"
+  readonly key: Key
+  /** For people. */
+  readonly text: string
+  readonly priority: "low" | "medium" | "high" | "immediate"
+  readonly uuid: string
+  readonly session_id: string
+}
+
+/** `api_retry_wait`: still waiting to retry (a heartbeat every 30 s of a long wait). @category Models */
+export interface RetryWait extends NotificationBase<"api_retry_wait"> {
+  readonly attempt: number
+  readonly waited_ms: number
+  readonly retry_in_ms: number
+}
+
+/** `stream_stalled`: the model stream has gone quiet for half the idle timeout. @category Models */
+export interface StreamStalled extends NotificationBase<"stream_stalled"> {
+  readonly idle_ms: number
+  readonly timeout_ms: number
+}
+
+/**
+ * `message_retracted`: the partial answer streamed since the last `message_start` (as
  * `stream_event`s) is void; a new attempt follows. Final `assistant` messages are never retracted:
  * they are emitted only once complete.
  *
  * @category Models
  */
-export interface Tombstone {
-  readonly type: "system"
-  readonly subtype: "tombstone"
+export interface Retracted extends NotificationBase<"message_retracted"> {
   readonly reason: "retry" | "fallback"
   readonly message_id: string | null
-  readonly uuid: string
-  readonly session_id: string
 }
+
+/** The notifications Keel sends. @category Models */
+export type Notification = RetryWait | StreamStalled | Retracted
 
 /** `system`/`permission_denied`: a tool call was denied (it is also in the result's `permission_denials`). @category Models */
 export interface PermissionDenied {
@@ -146,28 +177,60 @@ export interface CompactBoundary {
   readonly session_id: string
 }
 
-/** `system`/`model_fallback`: the rest of the turn uses `fallback_model`. @category Models */
+/**
+ * A `system`/`informational` warning that the rest of the turn uses `fallback_model` (Claude Code's
+ * "Switched to X due to high demand for Y"), with both models as fields.
+ *
+ * @category Models
+ */
 export interface ModelFallback {
   readonly type: "system"
-  readonly subtype: "model_fallback"
-  readonly original_model: string
-  readonly fallback_model: string
+  readonly subtype: "informational"
+  readonly level: "warning"
   /** For people: "Switched to X due to high demand for Y". */
   readonly content: string
+  readonly original_model: string
+  readonly fallback_model: string
   readonly error_status: number | null
   readonly uuid: string
   readonly session_id: string
 }
 
-/** Token usage with every field present. @category Models */
+/**
+ * Token usage with every field of the API's `Usage` present (the SDK's `NonNullableUsage`): the
+ * counters Keel does not track are zero, `inference_geo` is `""`, `iterations` is empty.
+ *
+ * @category Models
+ */
 export interface NonNullableUsage {
   readonly input_tokens: number
   readonly output_tokens: number
   readonly cache_creation_input_tokens: number
   readonly cache_read_input_tokens: number
   readonly server_tool_use: { readonly web_search_requests: number; readonly web_fetch_requests: number }
-  readonly service_tier: string
+  readonly service_tier: "standard" | "priority" | "batch"
   readonly cache_creation: { readonly ephemeral_1h_input_tokens: number; readonly ephemeral_5m_input_tokens: number }
+  readonly output_tokens_details: { readonly thinking_tokens: number }
+  readonly fallback_credit: null
+  readonly inference_geo: string
+  readonly iterations: ReadonlyArray<never>
+  readonly speed: "standard" | "fast"
+}
+
+/** Usage with every counter at zero (the `usage` of a result without a model call). @category Constants */
+export const emptyUsage: NonNullableUsage = {
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: 0,
+  server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+  service_tier: "standard",
+  cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 },
+  output_tokens_details: { thinking_tokens: 0 },
+  fallback_credit: null,
+  inference_geo: "",
+  iterations: [],
+  speed: "standard"
 }
 
 /** Per-model totals in a `result`. @category Models */
@@ -202,10 +265,28 @@ export interface Result {
   readonly usage: NonNullableUsage
   readonly modelUsage: Readonly<Record<string, ModelUsageReport>>
   readonly permission_denials: ReadonlyArray<PermissionDenial>
-  readonly terminal_reason: string
+  /** Why the turn ended, in the SDK's `TerminalReason` terms. */
+  readonly terminal_reason: TerminalReason
   readonly uuid: string
   readonly session_id: string
 }
+
+/**
+ * Why a turn ended: the members of the SDK's `TerminalReason` that Keel reports. An answer still
+ * cut at the output limit after the allowed continuations is a `model_error`.
+ *
+ * @category Models
+ */
+export type TerminalReason =
+  | "completed"
+  | "max_turns"
+  | "model_error"
+  | "aborted_streaming"
+  | "aborted_tools"
+  | "prompt_too_long"
+  | "budget_exhausted"
+  /** A `stream-json` input line that could not start a turn (not JSON, not a user message). */
+  | "turn_setup_failed"
 
 /**
  * `system`/`local_command_output`: what a slash command answered without calling the model (`/cost`,
@@ -255,7 +336,7 @@ export type SdkMessage =
   | PartialAssistant
   | ApiRetry
   | Status
-  | Tombstone
+  | Notification
   | ModelFallback
   | CompactBoundary
   | PermissionDenied

@@ -18,7 +18,7 @@ import { Compactor } from "../context/Compactor.js"
 import * as LocalCommands from "../input/LocalCommands.js"
 import * as Mentions from "../input/Mentions.js"
 import * as SlashCommand from "../input/SlashCommand.js"
-import { type AssistantMessage, type Message, toParam, UserMessage } from "../message/Message.js"
+import { type AssistantMessage, type Message, TextBlock, toParam, UserMessage } from "../message/Message.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import { category, describe, statusOf } from "../model/ModelError.js"
 import type { ModelNotice } from "../model/ModelNotice.js"
@@ -34,7 +34,7 @@ import type { TurnEvent } from "../turn/TurnEvent.js"
 import * as TurnLoop from "../turn/TurnLoop.js"
 import * as Cost from "./Cost.js"
 import * as Pricing from "./Pricing.js"
-import type * as SdkMessage from "./SdkMessage.js"
+import * as SdkMessage from "./SdkMessage.js"
 import * as SessionState from "./SessionState.js"
 import * as SessionStore from "./SessionStore.js"
 import * as Transcript from "./Transcript.js"
@@ -61,6 +61,14 @@ export const DEFAULT_MAX_TURNS = 500
  * @category Constants
  */
 export const DEFAULT_CONTEXT_WINDOW = 200_000
+
+/**
+ * What the conversation says after a turn interrupted while the model was answering (Claude Code's
+ * words), so the next request tells the model its last answer was cut by the user.
+ *
+ * @category Constants
+ */
+export const INTERRUPTED_NOTE = "[Request interrupted by user]"
 
 /** The system prompt used when none is given and no `ContextAssembly` is provided. @category Constants */
 export const defaultSystemPrompt = (cwd: string): string =>
@@ -203,7 +211,12 @@ const fullUsage = (u: ReturnType<typeof zeroUsage>): SdkMessage.NonNullableUsage
   cache_creation: {
     ephemeral_1h_input_tokens: u.ephemeral_1h_input_tokens,
     ephemeral_5m_input_tokens: Math.max(0, u.cache_creation_input_tokens - u.ephemeral_1h_input_tokens)
-  }
+  },
+  output_tokens_details: { thinking_tokens: 0 },
+  fallback_credit: null,
+  inference_geo: "",
+  iterations: [],
+  speed: "standard"
 })
 
 /**
@@ -217,7 +230,7 @@ const commandResult = (r: {
   readonly apiDurationMs: number
   readonly cost: { readonly report: SdkMessage.Result["modelUsage"]; readonly total: number }
   readonly permissionDenials: SdkMessage.Result["permission_denials"]
-  readonly terminalReason: string
+  readonly terminalReason: SdkMessage.TerminalReason
   readonly sessionId: string
 }): SdkMessage.Result => ({
   type: "result",
@@ -249,6 +262,10 @@ export const toApiMessage = (message: AssistantMessage, fallbackModel: string): 
     content: toParam(message).content,
     stop_reason: message.stop_reason ?? null,
     stop_sequence: message.stop_sequence ?? null,
+    stop_details: null,
+    container: null,
+    context_management: null,
+    diagnostics: null,
     usage: fullUsage({
       input_tokens: u?.input_tokens ?? 0,
       output_tokens: u?.output_tokens ?? 0,
@@ -272,7 +289,7 @@ export const noticeMessage = (notice: ModelNotice, sessionId: string): SdkMessag
         type: "system",
         subtype: "api_retry",
         attempt: notice.attempt,
-        max_retries: notice.maxRetries,
+        max_retries: notice.maxRetries ?? SdkMessage.UNBOUNDED_RETRIES,
         retry_delay_ms: notice.delayMs,
         error_status: statusOf(notice.error),
         error: category(notice.error),
@@ -282,29 +299,55 @@ export const noticeMessage = (notice: ModelNotice, sessionId: string): SdkMessag
     case "Waiting":
       return {
         type: "system",
-        subtype: "status",
-        status: "retrying",
+        subtype: "notification",
+        key: "api_retry_wait",
+        text: `Still waiting to retry (${seconds(notice.remainingMs)} left)`,
+        priority: "low",
         attempt: notice.attempt,
         waited_ms: notice.waitedMs,
         retry_in_ms: notice.remainingMs,
         ...stamp
       }
     case "StreamStalled":
-      return { type: "system", subtype: "status", status: "stalled", idle_ms: notice.idleMs, timeout_ms: notice.timeoutMs, ...stamp }
+      return {
+        type: "system",
+        subtype: "notification",
+        key: "stream_stalled",
+        text: `No data from the API for ${seconds(notice.idleMs)}; the request is retried at ${seconds(notice.timeoutMs)}`,
+        priority: "medium",
+        idle_ms: notice.idleMs,
+        timeout_ms: notice.timeoutMs,
+        ...stamp
+      }
     case "Retracted":
-      return { type: "system", subtype: "tombstone", reason: notice.reason, message_id: notice.messageId ?? null, ...stamp }
+      return {
+        type: "system",
+        subtype: "notification",
+        key: "message_retracted",
+        text: notice.reason === "retry"
+          ? "The partial answer was cut off; asking again"
+          : "The partial answer was dropped; asking the fallback model",
+        priority: "low",
+        reason: notice.reason,
+        message_id: notice.messageId ?? null,
+        ...stamp
+      }
     case "ModelSwitched":
       return {
         type: "system",
-        subtype: "model_fallback",
+        subtype: "informational",
+        level: "warning",
+        content: `Switched to ${notice.to} due to high demand for ${notice.from}`,
         original_model: notice.from,
         fallback_model: notice.to,
-        content: `Switched to ${notice.to} due to high demand for ${notice.from}`,
         error_status: statusOf(notice.error),
         ...stamp
       }
   }
 }
+
+/** `1.5 s`, `30 s`: a duration for notification texts. */
+const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`
 
 /**
  * A session over the given model, tools and pipeline. With a `SessionStore` in context (and
@@ -651,7 +694,8 @@ export function make(options: Options): Effect.Effect<Service, LoadError, ModelC
               usage: fullUsage(turnUsage),
               modelUsage: report,
               permission_denials: denials,
-              terminal_reason: event.reason,
+              // The SDK has no reason for an answer still cut after its continuations: an error of the model call.
+              terminal_reason: event.reason === "max_output_tokens" ? "model_error" as const : event.reason,
               uuid: crypto.randomUUID(),
               session_id: sessionId
             }
@@ -738,7 +782,17 @@ export function make(options: Options): Effect.Effect<Service, LoadError, ModelC
                 ...stamp
               }
             case "Status":
-              return { type: "system", subtype: "status", status: event.status, uuid: crypto.randomUUID(), session_id: sessionId }
+              // The Agent SDK's statuses as they are; a stage's own word as an `info` line.
+              return event.status === "compacting" || event.status === "requesting"
+                ? { type: "system", subtype: "status", status: event.status, uuid: crypto.randomUUID(), session_id: sessionId }
+                : {
+                  type: "system",
+                  subtype: "informational",
+                  level: "info",
+                  content: event.status,
+                  uuid: crypto.randomUUID(),
+                  session_id: sessionId
+                }
             case "StageApplied": {
               const c = event.report.compaction
               if (c === undefined) return undefined
@@ -810,6 +864,14 @@ export function make(options: Options): Effect.Effect<Service, LoadError, ModelC
                 }
                 toMessages(event, out)
               }
+            }
+            // A turn stopped mid-answer tells the model so in the conversation (as Claude Code does): the
+            // cut answer is dropped, and the next request carries the prompt and this note.
+            if (complete !== undefined && complete.reason === "aborted_streaming") {
+              const note = new UserMessage({ content: [new TextBlock({ text: INTERRUPTED_NOTE })] })
+              yield* Ref.update(state.messages, (ms) => [...ms, note])
+              out.push({ type: "user", message: toParam(note), uuid: crypto.randomUUID(), ...stamp })
+              final = true
             }
             // What became final in this chunk is in the transcript before it is emitted (a process
             // killed now loses at most the message in flight); the end of the turn also syncs the file.
