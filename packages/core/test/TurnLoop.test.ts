@@ -262,6 +262,27 @@ describe("TurnLoop", () => {
       ])
     }))
 
+  it.scoped("with an interrupt signal the loop still runs no further than its consumer: the next request waits for the tool results to be handled", () =>
+    Effect.gen(function*() {
+      const { layer } = yield* setup([
+        TestModel.reply([TestModel.toolUse("Echo", { text: "a" })]),
+        TestModel.text("done")
+      ])
+      const stop = yield* Deferred.make<void>()
+      // The consumer takes 5 s over the tool results (as a session writing its transcript might).
+      const fiber = yield* Effect.fork(
+        TurnLoop.run({ model: "claude-test", maxTokens: 1000, cwd: "/tmp", interrupt: Deferred.await(stop) }).pipe(
+          Stream.tap((event) => event._tag === "ToolResults" ? Effect.sleep("5 seconds") : Effect.void),
+          Stream.runCollect,
+          Effect.provide(layer)
+        )
+      )
+      yield* TestClock.adjust("10 seconds")
+      assert.strictEqual(complete(Chunk.toReadonlyArray(yield* Fiber.join(fiber)) as ReadonlyArray<Event>).reason, "completed")
+      const model = yield* TestModel.TestModel.pipe(Effect.provide(layer))
+      assert.deepStrictEqual(yield* model.requestTimes, [0, 5_000])
+    }))
+
   it.scoped("interrupting a stalled model stream ends with aborted_streaming and no partial message", () =>
     Effect.gen(function*() {
       const partial = TestModel.text("never finished").events.slice(0, 3)

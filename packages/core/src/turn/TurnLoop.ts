@@ -77,18 +77,31 @@ export interface Options {
 
 /**
  * `stream`, ended early when `interrupt` completes: like `Stream.interruptWhen`, but without a race
- * per pull. The stream runs in its own fiber, feeding a one-chunk queue that the result takes from;
- * a second fiber waits for `interrupt`, then interrupts the first (its finalizers run) and ends the
- * queue. A chunk costs one queue handoff.
+ * per pull. The stream runs in its own fiber, which pulls its next chunk only when the consumer asks
+ * for one (so nothing runs ahead of the consumer: a chunk the session is still writing to the
+ * transcript is never followed by the next model request); a second fiber waits for `interrupt`,
+ * then interrupts the first (its finalizers run) and ends the output. A chunk costs two queue
+ * handoffs.
  */
 const stopWhen = (interrupt: Effect.Effect<void>) => <A>(stream: Stream.Stream<A>): Stream.Stream<A> =>
   Stream.unwrapScoped(Effect.gen(function*() {
-    const queue = yield* Effect.acquireRelease(Queue.bounded<Take.Take<A>>(1), Queue.shutdown)
-    const producer = yield* Effect.forkScoped(Stream.runIntoQueue(stream, queue))
-    yield* Effect.forkScoped(
-      interrupt.pipe(Effect.zipRight(Fiber.interrupt(producer)), Effect.zipRight(Queue.offer(queue, Take.end)))
+    const asks = yield* Effect.acquireRelease(Queue.bounded<void>(1), Queue.shutdown)
+    const out = yield* Effect.acquireRelease(Queue.bounded<Take.Take<A>>(1), Queue.shutdown)
+    const pull = yield* Stream.toPull(stream)
+    const producer = yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.zipRight(
+          Queue.take(asks),
+          Effect.flatMap(Take.fromPull(pull), (take) => Queue.offer(out, take))
+        )
+      )
     )
-    return Stream.repeatEffectChunkOption(Effect.flatMap(Queue.take(queue), Take.done))
+    yield* Effect.forkScoped(
+      interrupt.pipe(Effect.zipRight(Fiber.interrupt(producer)), Effect.zipRight(Queue.offer(out, Take.end)))
+    )
+    return Stream.repeatEffectChunkOption(
+      Queue.offer(asks, undefined).pipe(Effect.zipRight(Queue.take(out)), Effect.flatMap(Take.done))
+    )
   }))
 
 /** The services a turn needs. @category Models */
