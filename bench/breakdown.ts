@@ -24,11 +24,8 @@ import {
   TurnLoop
 } from "@keel/core"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
-import { spawn, spawnSync } from "node:child_process"
-import { once } from "node:events"
-import { cpus } from "node:os"
-import * as readline from "node:readline"
 import { SseDecoder } from "../packages/core/src/model/SseDecoder.js"
+import * as BenchServer from "./server.js"
 
 const models = process.argv.length > 2 ? process.argv.slice(2) : ["bench-text-200000", "bench-tool-200000"]
 const runs = Number(process.env.KEEL_BENCH_RUNS ?? 9)
@@ -37,13 +34,8 @@ const only = process.env.KEEL_BREAKDOWN?.split(",")
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const main = async () => {
-  const pin = cpus().length >= 2 && spawnSync("taskset", ["-p", "-c", "0", String(process.pid)]).status === 0
-  const serverArgs = [process.execPath, "--import", "tsx", new URL("./serve.ts", import.meta.url).pathname]
-  const server = pin
-    ? spawn("taskset", ["-c", "1", ...serverArgs], { stdio: ["ignore", "pipe", "inherit"] })
-    : spawn(serverArgs[0]!, serverArgs.slice(1), { stdio: ["ignore", "pipe", "inherit"] })
-  const [first] = (await once(readline.createInterface({ input: server.stdout! }), "line")) as [string]
-  const url = first.split("=")[1]!
+  const server = await BenchServer.start()
+  const { url } = server
   const client = new Anthropic({ apiKey: "bench", baseURL: url, maxRetries: 0 })
   const modelClient = AnthropicModel.fromClient(client)
   const runtime = ManagedRuntime.make(Layer.mergeAll(
@@ -140,7 +132,7 @@ const main = async () => {
   }
   await runtime.dispose()
   await resilientRuntime.dispose()
-  server.kill("SIGTERM")
+  server.stop()
 }
 
 void main()

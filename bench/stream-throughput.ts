@@ -28,11 +28,8 @@ import {
   TurnLoop
 } from "@keel/core"
 import { Chunk, Effect, Layer, ManagedRuntime, Redacted, Schema, Stream } from "effect"
-import { spawn, spawnSync } from "node:child_process"
-import { once } from "node:events"
-import { cpus } from "node:os"
-import * as readline from "node:readline"
 import { bodyBytes, eventsFor } from "./scenario.js"
+import * as BenchServer from "./server.js"
 
 
 const sizes = (process.env.KEEL_BENCH_N ?? "20000,200000").split(",").map(Number)
@@ -49,15 +46,8 @@ const sink = Tool.make({
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const main = async () => {
-  // On a machine with taskset and 2+ cores, the client runs on core 0 and the server on core 1, so
-  // that neither migrates onto the other's core mid-run (the largest source of noise here).
-  const pin = cpus().length >= 2 && spawnSync("taskset", ["-p", "-c", "0", String(process.pid)]).status === 0
-  const serverArgs = [process.execPath, "--import", "tsx", new URL("./serve.ts", import.meta.url).pathname]
-  const server = pin
-    ? spawn("taskset", ["-c", "1", ...serverArgs], { stdio: ["ignore", "pipe", "inherit"] })
-    : spawn(serverArgs[0]!, serverArgs.slice(1), { stdio: ["ignore", "pipe", "inherit"] })
-  const [first] = (await once(readline.createInterface({ input: server.stdout! }), "line")) as [string]
-  const url = first.split("=")[1]!
+  const server = await BenchServer.start()
+  const { pinned: pin, url } = server
   const client = new Anthropic({ apiKey: "bench", baseURL: url, maxRetries: 0 })
 
   // What a raw SDK user does with the stream: consume every event and build the final message (text
@@ -187,7 +177,7 @@ const main = async () => {
   }
   await runtime.dispose()
   await memoryRuntime.dispose()
-  server.kill("SIGTERM")
+  server.stop()
 
   const header = [
     "shape",

@@ -7,6 +7,7 @@
  */
 import type { MessageParam, StopReason } from "../message/Message.js"
 import type { StreamEvent } from "../model/StreamEvent.js"
+import type * as TurnEvent from "../turn/TurnEvent.js"
 import type { PermissionDenial } from "./SessionState.js"
 
 /** `system`/`init`: the first message of a session. @category Models */
@@ -278,13 +279,7 @@ export interface Result {
  * @category Models
  */
 export type TerminalReason =
-  | "completed"
-  | "max_turns"
-  | "model_error"
-  | "aborted_streaming"
-  | "aborted_tools"
-  | "prompt_too_long"
-  | "budget_exhausted"
+  | Exclude<TurnEvent.TerminalReason, "max_output_tokens">
   /** A `stream-json` input line that could not start a turn (not JSON, not a user message). */
   | "turn_setup_failed"
 
