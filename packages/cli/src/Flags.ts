@@ -112,10 +112,14 @@ const positiveUsd = (name: string) => (value: string): number => {
 /** The commander program (exposed for help text and tests). @category Constructors */
 export const program = (version: string): Command =>
   new Command("keel")
-    .description("Keel: an agent loop over the Anthropic Messages API.\nRun headless with -p \"prompt\" (or pipe the prompt on stdin).")
+    .description(
+      "Keel: an agent loop over the Anthropic Messages API.\n" +
+        "keel [prompt]: an interactive session. keel -p \"prompt\": one headless turn\n" +
+        "(the prompt may also come on stdin)."
+    )
     .version(version, "-v, --version", "print the version and exit")
     .helpOption("-h, --help", "show this help and exit")
-    .argument("[prompt]", "the prompt (read from stdin when omitted and stdin is not a terminal)")
+    .argument("[prompt]", "the prompt (with -p: read from stdin when omitted and stdin is not a terminal)")
     .option("-p, --print", "print the response and exit (headless mode)", false)
     .addOption(
       new Option("--output-format <format>", "output format with --print").choices(["text", "json", "stream-json"]).default(
