@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
   AnthropicModel,
   type Compactor,
