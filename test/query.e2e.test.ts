@@ -384,6 +384,22 @@ describe("query()", () => {
     }
   }, TIMEOUT)
 
+  it("env reaches Bash commands too (over this process's environment), and process.env is left as it was", async () => {
+    const dir = workdir()
+    const server = await fake([
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo \"[$QUERY_BASH_VAR]\"" }, id: "toolu_env" }]),
+      FakeAnthropic.textReply("done")
+    ])
+    await collect(query({
+      prompt: "show the variable",
+      options: { cwd: dir, env: { ...envFor(server, dir), QUERY_BASH_VAR: "from options.env" }, allowedTools: ["Bash"] }
+    }))
+    const result = server.requests[1]!.body.messages.at(-1).content.find((b: any) => b.tool_use_id === "toolu_env")
+    assert.notStrictEqual(result.is_error, true)
+    assert.include(JSON.stringify(result.content), "[from options.env]")
+    assert.isUndefined(process.env.QUERY_BASH_VAR)
+  }, TIMEOUT)
+
   it("setModel(): later turns use the new model; without one, back to the first", async () => {
     const dir = workdir()
     const server = await fake([FakeAnthropic.textReply("1"), FakeAnthropic.textReply("2"), FakeAnthropic.textReply("3")])

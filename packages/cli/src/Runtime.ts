@@ -59,7 +59,7 @@ export interface Options extends
   readonly cwd: string
   /** Asked for every tool call that would ask (the REPL's prompt, `query()`'s `canUseTool`); without it those calls are denied. */
   readonly canUseTool?: Permissions.CanUseTool | undefined
-  /** The environment of MCP configs' `${VAR}` expansion and of the MCP servers Keel starts (default `process.env`). */
+  /** The environment of MCP configs' `${VAR}` expansion, of the MCP servers Keel starts and of Bash commands (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
 }
 
@@ -122,7 +122,7 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
   })
   const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
     // Subagents (Task) run on --model unless their call or type names another.
-    Layer.provide(BuiltinTools.layer(options.tools, { task: { model: options.model } })),
+    Layer.provide(BuiltinTools.layer(options.tools, { task: { model: options.model }, env: definedEnv(options.env) })),
     Layer.provideMerge(mcp)
   )
   return Layer.mergeAll(
@@ -137,6 +137,14 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     Layer.provide(NodeContext.layer)
   )
 }
+
+/** `env` without its unset keys (`undefined` when there is no `env`). */
+const definedEnv = (
+  env: Readonly<Record<string, string | undefined>> | undefined
+): Readonly<Record<string, string>> | undefined =>
+  env === undefined
+    ? undefined
+    : Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined))
 
 /** A session opened for a run, with what its start reported. @category Models */
 export interface Opened {

@@ -61,12 +61,18 @@ export const capMiddle = (text: string, max = MAX_OUTPUT_CHARS): string => {
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
-/** The Bash tool over the platform's command executor and file system. @category Constructors */
-export const make: Effect.Effect<
+/** Options of the Bash tool. @category Models */
+export interface Options {
+  /** Variables the commands see, over this process's environment (default: only this process's). */
+  readonly env?: Readonly<Record<string, string>> | undefined
+}
+
+/** The Bash tool over the platform's command executor and file system, with `options`. @category Constructors */
+export const makeWith = (options: Options): Effect.Effect<
   Tool.Tool<typeof Input.Type>,
   never,
   CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
-> = Effect.gen(function*() {
+> => Effect.gen(function*() {
   const context = yield* Effect.context<CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path>()
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
@@ -85,7 +91,8 @@ export const make: Effect.Effect<
         const cwd = carried ?? toolContext.cwd
         const cwdFile = path.join(os.tmpdir(), `keel-cwd-${process.pid}-${toolContext.toolUseId.replace(/\W/g, "_")}`)
         const script = `${input.command}\n__keel_exit=$?\npwd -P > ${quote(cwdFile)} 2>/dev/null\nexit $__keel_exit`
-        const proc = yield* Command.start(Command.make("bash", "-c", script).pipe(Command.workingDirectory(cwd))).pipe(
+        const command = Command.make("bash", "-c", script).pipe(Command.workingDirectory(cwd))
+        const proc = yield* Command.start(options.env === undefined ? command : Command.env(command, options.env)).pipe(
           Effect.catchAll((e) => Tool.fail(`Could not start bash in ${cwd}: ${e.message}`))
         )
         const out: Array<string> = []
@@ -123,3 +130,10 @@ export const make: Effect.Effect<
       })).pipe(Effect.provide(context))
   })
 })
+
+/** The Bash tool over the platform's command executor and file system. @category Constructors */
+export const make: Effect.Effect<
+  Tool.Tool<typeof Input.Type>,
+  never,
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+> = makeWith({})

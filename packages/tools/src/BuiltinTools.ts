@@ -22,6 +22,8 @@ import * as Write from "./Write.js"
 export interface Options {
   /** Options of the `Task` tool (its subagent types, their default model and budget). */
   readonly task?: Task.Options | undefined
+  /** The environment Bash commands run in (default: this process's). */
+  readonly env?: Readonly<Record<string, string>> | undefined
 }
 
 /** Every built-in tool, with these options. @category Constructors */
@@ -29,7 +31,7 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<ReadonlyArray<Tool.Any>, never, CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path> =>
   Effect.map(
-    Effect.all([Read.make, Write.make, Edit.make, Bash.make, Grep.make]),
+    Effect.all([Read.make, Write.make, Edit.make, Bash.makeWith({ env: options.env }), Grep.make]),
     ([read, write, edit, bash, grep]) => [
       read,
       write,
