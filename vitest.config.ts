@@ -1,15 +1,17 @@
 import * as path from "node:path"
 import { defineConfig } from "vitest/config"
 
-const src = (pkg: string) => path.resolve(import.meta.dirname, "packages", pkg, "src", "index.ts")
+const src = (pkg: string, entry = "index.ts") => path.resolve(import.meta.dirname, "packages", pkg, "src", entry)
 
 export default defineConfig({
   resolve: {
-    alias: {
-      "@keel/core": src("core"),
-      "@keel/tools": src("tools"),
-      "@keel/cli": src("cli")
-    }
+    // Exact names: `@keel/core` must not also rewrite `@keel/core/testing`.
+    alias: [
+      { find: /^@keel\/core$/, replacement: src("core") },
+      { find: /^@keel\/core\/testing$/, replacement: src("core", "testing/index.ts") },
+      { find: /^@keel\/tools$/, replacement: src("tools") },
+      { find: /^@keel\/cli$/, replacement: src("cli") }
+    ]
   },
   test: {
     include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],

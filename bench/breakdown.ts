@@ -11,10 +11,13 @@
 import Anthropic from "@anthropic-ai/sdk"
 import {
   AnthropicModel,
+  Compactor,
   Fallback,
   IdleWatchdog,
+  Ids,
   Message,
   type ModelClient,
+  Permissions,
   Pipeline,
   Resilience,
   Retry,
@@ -38,15 +41,24 @@ const main = async () => {
   const { url } = server
   const client = new Anthropic({ apiKey: "bench", baseURL: url, maxRetries: 0 })
   const modelClient = AnthropicModel.fromClient(client)
+  // What a turn runs on besides its model: no context stages, no compaction, no tools, no
+  // permission checks (the explicit allow-all policy), ids from the platform's generator.
+  const turnServices = Layer.mergeAll(
+    Pipeline.layerEmpty,
+    Compactor.layerNone,
+    ToolRuntime.layer().pipe(
+      Layer.provideMerge(ToolRegistry.layer([])),
+      Layer.provideMerge(Permissions.layerAllowAll)
+    ),
+    Ids.layer
+  )
   const runtime = ManagedRuntime.make(Layer.mergeAll(
     AnthropicModel.layer({ apiKey: Redacted.make("bench"), baseURL: url }),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([])))
+    turnServices
   ))
   const resilientRuntime = ManagedRuntime.make(Layer.mergeAll(
     Resilience.layer().pipe(Layer.provideMerge(AnthropicModel.layer({ apiKey: Redacted.make("bench"), baseURL: url }))),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([])))
+    turnServices
   ))
   const body = (model: string) => ({
     model,

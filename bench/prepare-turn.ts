@@ -173,7 +173,7 @@ const wholePipeline = Effect.gen(function*() {
         const t0 = performance.now()
         const result = Effect.runSync(stage.run(current, context))
         times?.[s]!.push((performance.now() - t0) * 1000)
-        if (result.messages !== current || result.halt !== undefined) throw new Error(`${stage.name} changed the conversation`)
+        if (result.messages !== current || result.halt !== undefined) throw new Error(`${stage.id.name} changed the conversation`)
         current = result.messages
       })
     }
@@ -191,7 +191,7 @@ const wholePipeline = Effect.gen(function*() {
   }
   table(
     "2. Every stage of keel's pipeline (ContextManagement.layer), one call of a live session (µs)",
-    ["messages", ...stages.map((s) => s.name), "total", "× short"],
+    ["messages", ...stages.map((s) => s.id.name), "total", "× short"],
     rows
   )
 })

@@ -4,7 +4,18 @@
  * client. Run: node --cpu-prof --import tsx bench/profile-turn.ts [model] (default bench-text-200000).
  */
 import Anthropic from "@anthropic-ai/sdk"
-import { AnthropicModel, Message, Pipeline, SessionState, ToolRegistry, ToolRuntime, TurnLoop } from "@keel/core"
+import {
+  AnthropicModel,
+  Compactor,
+  Ids,
+  Message,
+  Permissions,
+  Pipeline,
+  SessionState,
+  ToolRegistry,
+  ToolRuntime,
+  TurnLoop
+} from "@keel/core"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { spawn } from "node:child_process"
 import { once } from "node:events"
@@ -19,10 +30,17 @@ const main = async () => {
   })
   const [first] = (await once(readline.createInterface({ input: server.stdout! }), "line")) as [string]
   const url = first.split("=")[1]!
+  // No context stages, no compaction, no tools, no permission checks (the explicit allow-all
+  // policy), ids from the platform's generator.
   const runtime = ManagedRuntime.make(Layer.mergeAll(
     AnthropicModel.layer({ apiKey: Redacted.make("bench"), baseURL: url }),
     Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([])))
+    Compactor.layerNone,
+    ToolRuntime.layer().pipe(
+      Layer.provideMerge(ToolRegistry.layer([])),
+      Layer.provideMerge(Permissions.layerAllowAll)
+    ),
+    Ids.layer
   ))
   const client = new Anthropic({ apiKey: "bench", baseURL: url, maxRetries: 0 })
   const kernel = () =>

@@ -18,8 +18,11 @@
 import Anthropic from "@anthropic-ai/sdk"
 import {
   AnthropicModel,
+  Compactor,
+  Ids,
   Message,
   ModelClient,
+  Permissions,
   Pipeline,
   SessionState,
   Tool,
@@ -82,10 +85,20 @@ const main = async () => {
     return count
   }
 
+  // What a turn runs on besides its model: no context stages, no compaction, the Sink tool with no
+  // permission checks (the explicit allow-all policy), ids from the platform's generator.
+  const turnServices = Layer.mergeAll(
+    Pipeline.layerEmpty,
+    Compactor.layerNone,
+    ToolRuntime.layer().pipe(
+      Layer.provideMerge(ToolRegistry.layer([sink])),
+      Layer.provideMerge(Permissions.layerAllowAll)
+    ),
+    Ids.layer
+  )
   const kernelLayer = Layer.mergeAll(
     AnthropicModel.layer({ apiKey: Redacted.make("bench"), baseURL: url }),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sink])))
+    turnServices
   )
   // Built once, as an embedder would: the SDK client and tool definitions are made here, not per turn.
   const runtime = ManagedRuntime.make(kernelLayer)
@@ -99,13 +112,18 @@ const main = async () => {
         return Stream.fromChunks(...Chunk.toReadonlyArray(Chunk.chunksOf(Chunk.unsafeFromArray(events), perRead)))
       }
     }),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sink])))
+    turnServices
   )
   const memoryRuntime = ManagedRuntime.make(memoryLayer)
   const turn = (
     rt: ManagedRuntime.ManagedRuntime<
-      ModelClient.ModelClient | Pipeline.Pipeline | ToolRuntime.ToolRuntime | ToolRegistry.ToolRegistry,
+      | ModelClient.ModelClient
+      | Pipeline.Pipeline
+      | Compactor.Compactor
+      | ToolRuntime.ToolRuntime
+      | ToolRegistry.ToolRegistry
+      | Permissions.Permissions
+      | Ids.Ids,
       unknown
     >,
     model: string,

@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Message, SdkMessage } from "@keel/core"
+import { Ids, Message, SdkMessage } from "@keel/core"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -125,7 +125,7 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
     const messages: Array<SdkMessage.SdkMessage> = []
     const result = yield* runTurn(flags, io, session.submit(prompt), messages)
     return { result, messages }
-  }).pipe(Effect.provide(Runtime.layer(options)))
+  }).pipe(Effect.scoped, Effect.provide(Runtime.layer(options)))
 
   const exit = await Effect.runPromiseExit(program)
   if (Exit.isFailure(exit)) return failed(exit.cause, flags, io)
@@ -236,7 +236,8 @@ export const parseLine = (text: string, line: number): InputLine | undefined => 
 export const lineErrorResult = (
   error: string,
   sessionId: string,
-  previous: SdkMessage.Result | undefined
+  previous: SdkMessage.Result | undefined,
+  uuid: () => string
 ): SdkMessage.Result => ({
   type: "result",
   subtype: "error_during_execution",
@@ -251,7 +252,7 @@ export const lineErrorResult = (
   modelUsage: previous?.modelUsage ?? {},
   permission_denials: previous?.permission_denials ?? [],
   terminal_reason: "turn_setup_failed",
-  uuid: crypto.randomUUID(),
+  uuid: uuid(),
   session_id: sessionId
 })
 
@@ -271,6 +272,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
   const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
   const program = Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
+    const ids = yield* Ids.Ids
     for (const warning of warnings) io.err(`keel: ${warning}\n`)
     const queue = yield* Queue.unbounded<Extract<InputLine, { _tag: "Prompt" | "Malformed" }> | typeof END>()
     let count = 0
@@ -320,14 +322,14 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       if (item === END) break
       if (item._tag === "Malformed") {
         io.err(`keel: ${item.error}\n`)
-        last = lineErrorResult(item.error, session.sessionId, last)
+        last = lineErrorResult(item.error, yield* session.sessionId, last, ids.uuid)
         write(last)
         continue
       }
       last = (yield* runTurn(flags, io, session.submit(item.prompt), [])) ?? last
     }
     return last
-  }).pipe(Effect.provide(Runtime.layer(options)))
+  }).pipe(Effect.scoped, Effect.provide(Runtime.layer(options)))
 
   const exit = await Effect.runPromiseExit(program)
   if (Exit.isFailure(exit)) return failed(exit.cause, flags, io)

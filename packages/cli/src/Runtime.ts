@@ -5,12 +5,18 @@
  *
  * @since 0.1.0
  */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
   AnthropicModel,
+  BuiltinCommands,
+  type Commands,
+  MarkdownCommands,
   type Compactor,
   ContextAssembly,
   ContextManagement,
+  Ids,
   type ModelClient,
   Permissions,
   type Pipeline,
@@ -28,8 +34,10 @@ import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import type { Flags } from "./Flags.js"
 import * as Settings from "./Settings.js"
+import * as Telemetry from "./Telemetry.js"
 
 /** What a run is built from: the flags that shape the kernel, the working directory, and who answers permission asks. @category Models */
 export interface Options extends
@@ -74,9 +82,16 @@ export type Services =
   | McpServers.McpServers
   | ContextAssembly.ContextAssembly
   | SessionStore.SessionStore
+  | Commands.Commands
+  | Ids.Ids
 
 /** Errors of building the layers. @category Errors */
-export type LayerError = AnthropicModel.MissingCredentials | ConfigError | Settings.InvalidSettings | McpConfig.InvalidMcpConfig
+export type LayerError =
+  | AnthropicModel.MissingCredentials
+  | ConfigError
+  | Settings.InvalidSettings
+  | McpConfig.InvalidMcpConfig
+  | Telemetry.InvalidTelemetryConfig
 
 /**
  * The model for a run: the Anthropic API from the environment, under the idle watchdog
@@ -100,8 +115,10 @@ export const modelLayer = (
  * permissions (settings files, then flags), the context management pipeline (window from
  * `KEEL_AUTO_COMPACT_WINDOW`, large results saved under `KEEL_HOME`), which also answers the API's
  * "prompt is too long" with a reactive compaction, the context assembly (the default system
- * prompt: instruction files, git, environment), and the session store (transcripts under
- * `KEEL_HOME`).
+ * prompt: instruction files, git, environment), the session store (transcripts under
+ * `KEEL_HOME`), the slash commands (built-in, then the project's and the user's Markdown commands),
+ * ids from the platform's generator, and, with `OTEL_EXPORTER_OTLP_ENDPOINT`, the trace exporter
+ * (built first and closed last, so the last spans are delivered).
  *
  * @category Layers
  */
@@ -130,13 +147,26 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     ContextManagement.layerConfig.pipe(Layer.provide(model)),
     ToolRuntime.layerConfig,
     ContextAssembly.layerConfig,
-    SessionStore.layerConfig
+    SessionStore.layerConfig,
+    commands(options.cwd),
+    Ids.layer
   ).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(permissions),
-    Layer.provide(NodeContext.layer)
+    Layer.provide(NodeContext.layer),
+    Layer.provide(Telemetry.layerConfig)
   )
 }
+
+/**
+ * The slash commands of a run: the built-in ones, then the project's Markdown commands
+ * (`.keel/commands/`), then the user's (`$KEEL_HOME/commands/`).
+ *
+ * @category Layers
+ */
+export const commands = (cwd: string): Layer.Layer<Commands.Commands, ConfigError, FileSystem.FileSystem | Path.Path> =>
+  Layer.unwrapEffect(Effect.map(ContextManagement.homeConfig, (home) =>
+    MarkdownCommands.layer({ cwd, home }).pipe(Layer.provide(BuiltinCommands.layer))))
 
 /** `env` without its unset keys (`undefined` when there is no `env`). */
 const definedEnv = (
@@ -159,7 +189,7 @@ export interface Opened {
  *
  * @category Running
  */
-export const openSession = (options: Options): Effect.Effect<Opened, unknown, Services> =>
+export const openSession = (options: Options): Effect.Effect<Opened, unknown, Services | Scope.Scope> =>
   Effect.gen(function*() {
     const { cwd } = options
     const store = yield* SessionStore.SessionStore
@@ -174,7 +204,6 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       )
     }
     const model = options.model ?? resumed?.model ?? (yield* AnthropicModel.modelConfig)
-    const permissions = yield* Permissions.Permissions
     const mcpServers = yield* (yield* McpServers.McpServers).status
     const warnings = mcpServers.filter((server) => server.status !== "connected").map((server) =>
       `MCP server ${server.name} ${server.status === "needs-auth" ? "needs authorization" : "failed to start"}: ${server.error}`
@@ -182,7 +211,6 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
     const session = yield* Session.make({
       model,
       cwd,
-      permissionMode: permissions.config.mode,
       mcpServers: mcpServers.map((server) => ({ name: server.name, status: server.status })),
       maxTurns: options.maxTurns,
       maxBudgetUsd: options.maxBudgetUsd,
@@ -227,7 +255,7 @@ export interface Failure {
   readonly lines: ReadonlyArray<string>
 }
 
-const USAGE_ERRORS = new Set(["InvalidSettings", "InvalidPricing", "InvalidMcpConfig"])
+const USAGE_ERRORS = new Set(["InvalidSettings", "InvalidPricing", "InvalidMcpConfig", "InvalidTelemetryConfig"])
 const RUNTIME_ERRORS = new Set([
   "MissingCredentials",
   "SessionNotFound",

@@ -10,6 +10,22 @@ export * as Accumulator from "./model/Accumulator.js"
 export * as AnthropicModel from "./model/AnthropicModel.js"
 /** Autocompact: the summarising compaction stage, its reactive twin, and their circuit breaker. */
 export * as Autocompact from "./context/Autocompact.js"
+/** The turn loop's decisions, a pure function of its state and what happened. */
+export * as Decide from "./turn/Decide.js"
+/** Where every id comes from (sessions, messages, transcript entries). */
+export * as Ids from "./ids/Ids.js"
+/** The turn loop's control state. */
+export * as LoopState from "./turn/LoopState.js"
+/** The SDK projection: turn events and totals as SDK messages. */
+export * as SdkProjection from "./session/SdkProjection.js"
+/** A session's system prompt, resolved once. */
+export * as SessionPrompt from "./prompt/SessionPrompt.js"
+/** Token counts, one shape everywhere. */
+export * as TokenUsage from "./session/TokenUsage.js"
+/** What a running tool reports besides its result (a subagent's events). */
+export * as ToolEvent from "./tool/ToolEvent.js"
+/** The turn loop's policies: continuation, prompt-too-long recovery, call budget. */
+export * as TurnPolicy from "./turn/TurnPolicy.js"
 /** The turn loop's handle on reactive compaction. */
 export * as Compactor from "./context/Compactor.js"
 /** The context management pipeline: budget → snip → microcompact → collapse → autocompact. */
@@ -64,8 +80,16 @@ export * as Pricing from "./session/Pricing.js"
 export * as Cost from "./session/Cost.js"
 /** Slash commands: which prompts are commands, the built-in ones, `/help`. */
 export * as SlashCommand from "./input/SlashCommand.js"
-/** The slash commands a session answers from its state: `/cost`, `/context`, `/model`, `/help`. */
-export * as LocalCommands from "./input/LocalCommands.js"
+/** The built-in slash commands (the default `Commands` layer): `/compact`, `/clear`, `/context`, `/cost`, `/model`, `/help`. */
+export * as BuiltinCommands from "./input/BuiltinCommands.js"
+/** A custom command's prompt: its body with the arguments substituted, after the tag block. */
+export * as CommandArguments from "./input/CommandArguments.js"
+/** A custom command's file: frontmatter and body. */
+export * as CommandFile from "./input/CommandFile.js"
+/** Custom slash commands from Markdown files (`.keel/commands/`, `$KEEL_HOME/commands/`). */
+export * as MarkdownCommands from "./input/MarkdownCommands.js"
+/** The slash commands a session answers: the service, its layers, how an embedder adds commands. */
+export * as Commands from "./input/Commands.js"
 /** `@path` mentions: files attached to a prompt. */
 export * as Mentions from "./input/Mentions.js"
 /** The whole resilience stack: watchdog, retry, fallback. */

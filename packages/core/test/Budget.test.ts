@@ -5,10 +5,10 @@
  * valid transcript.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Invariants, Message, Session, SessionState, TestModel, Tool } from "@keel/core"
+import { Invariants, Message, Session, SessionState, TestModel, TokenUsage, Tool } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
 import { Effect, Layer, Ref, Schema } from "effect"
-import { collect, kinds, layerFor, resultOf } from "./support/Sessions.js"
+import { collect, kinds, layerFor, messagesOf, resultOf } from "./support/Sessions.js"
 
 /** Tools that count their runs: `Slow` after a second (under Clock), `Spend` adds $5 of Opus usage to the session. */
 const toolsFor = (runs: Ref.Ref<number>) => [
@@ -27,11 +27,13 @@ const toolsFor = (runs: Ref.Ref<number>) => [
     call: () =>
       Effect.gen(function*() {
         yield* Ref.update(runs, (n) => n + 1)
-        const state = yield* Effect.serviceOption(SessionState.SessionState)
-        if (state._tag === "Some") {
-          yield* Ref.update(state.value.usage, (u) =>
-            SessionState.addUsage(u, "claude-opus-4-6", new Message.Usage({ input_tokens: 1_000_000, output_tokens: 0 })))
-        }
+        const state = yield* SessionState.SessionState
+        yield* Ref.update(state.usage, (u) =>
+          TokenUsage.addTo(
+            u,
+            "claude-opus-4-6",
+            TokenUsage.fromResponse(new Message.Usage({ input_tokens: 1_000_000, output_tokens: 0 }))
+          ))
         return "spent"
       })
   })
@@ -76,7 +78,7 @@ describe("maxBudgetUsd", () => {
         is_error: true
       }])
       assert.strictEqual(yield* Ref.get(runs), 0)
-      const transcript = yield* Ref.get(session.state.messages)
+      const transcript = yield* messagesOf(session)
       assert.deepStrictEqual(Invariants.violations(transcript), [])
 
       // The session goes on from that transcript; it is still over budget, so the next response ends it again.
@@ -136,7 +138,7 @@ describe("maxTurns", () => {
       const session = yield* Effect.provide(Session.make({ ...options, maxTurns: 1 }), context)
       const first = resultOf(yield* collect(session.submit("go")))
       assert.strictEqual(first.subtype, "error_max_turns")
-      assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
+      assert.deepStrictEqual(Invariants.violations(yield* messagesOf(session)), [])
       const second = resultOf(yield* collect(session.submit("finish")))
       assert.strictEqual(second.subtype, "success")
       assert.strictEqual(second.result, "Done.")

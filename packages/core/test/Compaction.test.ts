@@ -7,12 +7,18 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import {
   Autocompact,
+  BuiltinCommands,
+  Compactor,
+  ContextAssembly,
+  Ids,
   Invariants,
   Message,
   ModelError,
   type ModelRequest,
+  Permissions,
   Pipeline,
   Session,
+  SessionStore,
   SummaryPrompt,
   TestModel,
   TokenEstimate,
@@ -27,6 +33,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Conversations from "./support/Conversations.js"
+import { messagesOf } from "./support/Sessions.js"
 
 const WINDOW = 40_000
 const MAX_TOKENS = 1_000
@@ -42,12 +49,27 @@ const read = Tool.make({
   call: (input) => Effect.sync(() => fs.readFileSync(input.file_path, "utf8"))
 })
 
+/**
+ * What a session needs besides the model and its context management: `Read` with every call
+ * allowed, the short built-in prompt, nothing persisted.
+ */
+const sessionServices = Layer.mergeAll(
+  ToolRuntime.layer().pipe(
+    Layer.provideMerge(ToolRegistry.layer([read])),
+    Layer.provideMerge(Permissions.layerAllowAll)
+  ),
+  ContextAssembly.layerMinimal,
+  SessionStore.layerNoop,
+  BuiltinCommands.layer,
+  Ids.layerSeeded(1)
+)
+
 const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>, options: Autocompact.Options = {}) => {
   const model = TestModel.layer(script)
   return Layer.mergeAll(
     model,
     Autocompact.layer({ window: WINDOW, ...options }).pipe(Layer.provide(model), Layer.provide(NodeContext.layer)),
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([read])))
+    sessionServices
   )
 }
 
@@ -115,7 +137,7 @@ describe("TokenEstimate", () => {
 })
 
 describe("Autocompact", () => {
-  it.effect("fires exactly at the threshold: one token below, the request goes out as it is", () =>
+  it.scoped("fires exactly at the threshold: one token below, the request goes out as it is", () =>
     Effect.gen(function*() {
       // 25,995 from the last answer's usage (input + output) + 4 tokens of prompt = 25,999 < 26,000.
       const session = yield* Session.make({ ...options, history: [Message.user("a"), answered("b", THRESHOLD - 10)] })
@@ -124,7 +146,7 @@ describe("Autocompact", () => {
       assert.deepStrictEqual(sent.map(isSummary), [false])
     }).pipe(Effect.provide(layerFor([TestModel.text("ok")]))))
 
-  it.effect("fires exactly at the threshold: at it, the summary request goes first (background), then the compacted request", () =>
+  it.scoped("fires exactly at the threshold: at it, the summary request goes first (background), then the compacted request", () =>
     Effect.gen(function*() {
       // 25,995 + 5 tokens of prompt = 26,000.
       const session = yield* Session.make({ ...options, history: [Message.user("a"), answered("b", THRESHOLD - 10)] })
@@ -146,7 +168,7 @@ describe("Autocompact", () => {
       assert.isBelow(boundary.compact_metadata.post_tokens, 200)
     }).pipe(Effect.provide(layerFor([TestModel.text("SUMMARY: earlier work"), TestModel.text("ok")]))))
 
-  it.effect("the compacted request carries the summary, the recently read files re-read, and the last turn", () =>
+  it.scoped("the compacted request carries the summary, the recently read files re-read, and the last turn", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ ...options, history: [] })
       // Turn 1 reads the file; its answer reports a context near the threshold.
@@ -173,7 +195,7 @@ describe("Autocompact", () => {
         : TestModel.text("ok", { usage: { input_tokens: THRESHOLD, output_tokens: 5 } })
     )))))
 
-  it.effect("a summary request that is itself too long drops its oldest turns and tries again", () =>
+  it.scoped("a summary request that is itself too long drops its oldest turns and tries again", () =>
     Effect.gen(function*() {
       const history = [
         Message.user("turn one"),
@@ -198,7 +220,7 @@ describe("Autocompact", () => {
 })
 
 describe("Reactive compaction", () => {
-  it.effect("PromptTooLong from the API: compact hard, then the request is made once more", () =>
+  it.scoped("PromptTooLong from the API: compact hard, then the request is made once more", () =>
     Effect.gen(function*() {
       const history = [Message.user("turn one"), answered("one", 100)]
       const session = yield* Session.make({ ...options, history })
@@ -221,7 +243,7 @@ describe("Reactive compaction", () => {
       TestModel.text("fits now")
     ]))))
 
-  it.effect("the breaker stops a conversation whose irreducible part exceeds the window: bounded requests, then prompt_too_long", () =>
+  it.scoped("the breaker stops a conversation whose irreducible part exceeds the window: bounded requests, then prompt_too_long", () =>
     Effect.gen(function*() {
       // One prompt larger than the window: nothing can be summarised away, and the API refuses everything.
       const session = yield* Session.make({ ...options, history: [] })
@@ -243,7 +265,7 @@ describe("Reactive compaction", () => {
         TestModel.fail(new ModelError.PromptTooLong({ message: "prompt is too long", status: 400 })))
     ))))
 
-  it.effect("the breaker stops a context that refills to the threshold within 3 calls of each compaction, 3 times", () =>
+  it.scoped("the breaker stops a context that refills to the threshold within 3 calls of each compaction, 3 times", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ ...options, maxTurns: 50, history: [Message.user("start"), answered("ok", THRESHOLD)] })
       const messages = yield* collect(session.submit("keep reading"))
@@ -266,7 +288,7 @@ describe("Reactive compaction", () => {
 describe("max_output_tokens recovery", () => {
   const cut = (text: string) => TestModel.text(text, { stopReason: "max_tokens" })
 
-  it.effect("an answer cut by max_tokens is continued with a resume message, and completes", () =>
+  it.scoped("an answer cut by max_tokens is continued with a resume message, and completes", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ ...options, history: [] })
       const messages = yield* collect(session.submit("write a lot"))
@@ -278,7 +300,7 @@ describe("max_output_tokens recovery", () => {
       assert.strictEqual((messages.at(-1) as SdkMessage.Result).result, "the end")
     }).pipe(Effect.provide(layerFor([cut("part one"), TestModel.text("the end")]))))
 
-  it.effect("after 3 continuations still cut: terminal reason model_error (the SDK has no max_output_tokens reason)", () =>
+  it.scoped("after 3 continuations still cut: terminal reason model_error (the SDK has no max_output_tokens reason)", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ ...options, history: [] })
       const result = (yield* collect(session.submit("write a lot"))).at(-1) as SdkMessage.Result
@@ -321,7 +343,7 @@ describe("Compaction keeps the invariants (property)", () => {
 })
 
 describe("/compact", () => {
-  it.effect("summarises the whole conversation with the user's instructions: status, boundary (manual), result", () =>
+  it.scoped("summarises the whole conversation with the user's instructions: status, boundary (manual), result", () =>
     Effect.gen(function*() {
       const history = [Message.user("turn one"), answered("one", 100), Message.user("turn two"), answered("two", 200)]
       const session = yield* Session.make({ ...options, history })
@@ -334,7 +356,7 @@ describe("/compact", () => {
       const sent = yield* requests
       assert.include(textOf(sent[0]!.messages.at(-1)!), "Additional instructions: focus on the API")
       // The history is the summary alone, waiting for the next prompt (no "continue" instruction).
-      const transcript = (yield* session.state.messages)
+      const transcript = (yield* messagesOf(session))
       assert.strictEqual(transcript.length, 1)
       assert.include(textOf(transcript[0]!), "SUMMARY-M")
       assert.notInclude(textOf(transcript[0]!), "Continue the conversation")
@@ -344,16 +366,17 @@ describe("/compact", () => {
       assert.strictEqual(next.messages.length, 2)
     }).pipe(Effect.provide(layerFor([TestModel.text("SUMMARY-M"), TestModel.text("ok")]))))
 
-  it.effect("without a compactor it says so, and the conversation is unchanged", () =>
+  it.scoped("without a compactor it says so, and the conversation is unchanged", () =>
     Effect.gen(function*() {
       const history = [Message.user("one"), answered("one", 100)]
       const session = yield* Session.make({ ...options, history })
       const result = (yield* collect(session.submit("/compact"))).at(-1) as SdkMessage.Result
       assert.deepStrictEqual([result.is_error, result.result], [true, "Compaction is not available in this session"])
-      assert.strictEqual((yield* session.state.messages).length, 2)
+      assert.strictEqual((yield* messagesOf(session)).length, 2)
     }).pipe(Effect.provide(Layer.mergeAll(
       TestModel.layer([]),
       Pipeline.layerEmpty,
-      ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([])))
+      Compactor.layerNone,
+      sessionServices
     ))))
 })

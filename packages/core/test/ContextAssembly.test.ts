@@ -7,12 +7,17 @@ import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import {
+  BuiltinCommands,
+  Compactor,
   ContextAssembly,
   Environment,
   GitContext,
+  Ids,
+  Permissions,
   Pipeline,
   ProjectInstructions,
   Session,
+  SessionStore,
   SystemPrompt,
   TestModel,
   ToolRegistry,
@@ -64,8 +69,13 @@ const assertOrder = (text: string, parts: ReadonlyArray<string>) => {
   assert.deepStrictEqual(at, [...at].sort((a, b) => a - b), `out of order: ${parts.join(" < ")}`)
 }
 
+/** The full assembly's prompt for `cwd`: always a `SystemPrompt` (a string is only the minimal assembly's). */
 const assemble = (cwd: string, options: ContextAssembly.Options = {}) =>
   Effect.flatMap(ContextAssembly.make(options), (assembly) => assembly.assemble(cwd)).pipe(
+    Effect.map((prompt) => {
+      assert.instanceOf(prompt, SystemPrompt.SystemPrompt)
+      return prompt as SystemPrompt.SystemPrompt
+    }),
     Effect.provide(NodeContext.layer)
   )
 
@@ -282,8 +292,15 @@ describe("ContextAssembly", () => {
       Layer.mergeAll(
         TestModel.layer(Array.from({ length: replies }, () => TestModel.text("ok"))),
         Pipeline.layerEmpty,
-        ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layerEmpty)),
-        ContextAssembly.layer({}).pipe(Layer.provide(counting(counter)))
+        Compactor.layerNone,
+        ToolRuntime.layer().pipe(
+          Layer.provideMerge(ToolRegistry.layerEmpty),
+          Layer.provideMerge(Permissions.layerAllowAll)
+        ),
+        ContextAssembly.layer({}).pipe(Layer.provide(counting(counter))),
+        SessionStore.layerNoop,
+        BuiltinCommands.layer,
+        Ids.layerSeeded(1)
       )
 
     const run = (session: Session.Service, prompt: string) => Stream.runDrain(session.submit(prompt))
@@ -291,7 +308,7 @@ describe("ContextAssembly", () => {
     const systemOf = (request: ModelRequest.ModelRequest) =>
       (request.system as ReadonlyArray<{ text: string }>).map((b) => b.text).join("\n\n")
 
-    it.effect("the prompt is assembled once per session: git runs once, later changes wait for the next session", () => {
+    it.scoped("the prompt is assembled once per session: git runs once, later changes wait for the next session", () => {
       const counter = { n: 0 }
       const repo = tempDir("keel-ctx-session-")
       initRepo(repo, 1)
@@ -323,7 +340,7 @@ describe("ContextAssembly", () => {
       }).pipe(Effect.provide(sessionLayer(counter, 3)))
     })
 
-    it.effect("systemPrompt replaces the assembled prompt (nothing is read) and appendSystemPrompt extends either", () => {
+    it.scoped("systemPrompt replaces the assembled prompt (nothing is read) and appendSystemPrompt extends either", () => {
       const counter = { n: 0 }
       const repo = tempDir("keel-ctx-options-")
       initRepo(repo, 1)

@@ -5,6 +5,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import {
+  Autocompact,
   ContextCollapse,
   ContextManagement,
   Invariants,
@@ -14,9 +15,9 @@ import {
   Snip,
   TestModel,
   TokenEstimate,
+  Stage,
   ToolResultBudget
 } from "@keel/core"
-import type { Stage } from "@keel/core"
 import { Effect, FastCheck, Layer, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -210,13 +211,16 @@ describe("ContextManagement", () => {
   it.effect("the stages run least invasive first: budget, snip, microcompact, collapse, autocompact", () =>
     Effect.gen(function*() {
       const pipeline = yield* Pipeline.Pipeline
-      assert.deepStrictEqual(pipeline.stages.map((s) => s.name), [
+      assert.deepStrictEqual(pipeline.stages.map((s) => s.id.name), [
         "tool-result-budget",
         "snip",
         "microcompact",
         "context-collapse",
         "autocompact"
       ])
+      // Each is the built-in stage of that name (stage identities compare by object).
+      const ids = [ToolResultBudget.id, Snip.id, Microcompact.id, ContextCollapse.id, Autocompact.id]
+      pipeline.stages.forEach((s, i) => assert.strictEqual(s.id, ids[i]))
     }).pipe(Effect.provide(ContextManagement.layer({ directory: tmp() }).pipe(
       Layer.provide(Layer.merge(TestModel.layer([]), NodeContext.layer))
     ))))
@@ -232,7 +236,7 @@ describe("ContextManagement", () => {
         for (const stage of pipeline.stages.slice(0, 4)) {
           const result = yield* stage.run(messages, { ...context, sessionId: `p${changed}` })
           if (result.messages !== messages) changed++
-          assert.deepStrictEqual(Invariants.requestViolations(result.messages), [], `${stage.name}: ${JSON.stringify(shape)}`)
+          assert.deepStrictEqual(Invariants.requestViolations(result.messages), [], `${stage.id.name}: ${JSON.stringify(shape)}`)
           // Stages make new messages; the ones they were given (already emitted) are unchanged.
           assert.strictEqual(JSON.stringify(messages), before)
         }
@@ -252,11 +256,11 @@ describe("Pipeline", () => {
       })
       const messages = [Message.user("x".repeat(100)), cut, Message.user("go on")]
       const shorten: Stage.Stage = {
-        name: "shorten",
+        id: Stage.id("shorten"),
         run: (ms) => Effect.succeed({ messages: [Message.user("x"), ...ms.slice(1)], report: "shortened" })
       }
       const breaks: Stage.Stage = {
-        name: "breaks",
+        id: Stage.id("breaks"),
         run: (ms) => Effect.succeed({ messages: ms.slice(0, 2).concat([Message.user([new Message.ToolResultBlock({ tool_use_id: "nope" })])]), report: "broke" })
       }
       const prepared = yield* Pipeline.make([shorten, breaks]).run(messages, context)

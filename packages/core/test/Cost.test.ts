@@ -35,7 +35,7 @@ const warningsOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>) =>
   messages.filter((m): m is SdkMessage.Informational => m.type === "system" && m.subtype === "informational")
 
 describe("Cost", () => {
-  it.effect("cost against hand-computed figures for a scripted usage, cache tokens included", () =>
+  it.scoped("cost against hand-computed figures for a scripted usage, cache tokens included", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-sonnet-4-6", cwd: "/work" })
       const first = yield* collect(session.submit("sleep, then answer"))
@@ -102,7 +102,7 @@ describe("Cost", () => {
       })
     ]))))
 
-  it.effect("a model without a price counts as $0, with a warning shown once per session", () =>
+  it.scoped("a model without a price counts as $0, with a warning shown once per session", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-mystery-1", cwd: "/work" })
       const first = yield* collect(session.submit("one"))
@@ -131,7 +131,7 @@ describe("Cost", () => {
       TestModel.text("second", { model: "claude-mystery-1" })
     ]))))
 
-  it.effect("the session's pricing option prices a model the defaults do not know", () =>
+  it.scoped("the session's pricing option prices a model the defaults do not know", () =>
     Effect.gen(function*() {
       const pricing = Pricing.merge(Pricing.defaultTable, {
         "claude-mystery": { input: 2, output: 10, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2 }
@@ -156,7 +156,7 @@ describe("Pricing", () => {
   it("prices 5-minute and 1-hour cache writes apart; writes the API did not split are 5-minute ones", () => {
     assert.closeTo(Pricing.costOf("claude-opus-4-6", tokens), 5 + 25 + 0.5 + 6.25 + 2 * 10, 1e-9)
     assert.closeTo(Pricing.costOf("claude-haiku-4-5", tokens), 1 + 5 + 0.1 + 1.25 + 2 * 2, 1e-9)
-    const unsplit = { ...tokens, cacheCreationEphemeral5mInputTokens: undefined, cacheCreationEphemeral1hInputTokens: undefined }
+    const { cacheCreationEphemeral1hInputTokens: _1h, cacheCreationEphemeral5mInputTokens: _5m, ...unsplit } = tokens
     assert.closeTo(Pricing.costOf("claude-sonnet-4-6", unsplit), 3 + 15 + 0.3 + 3 * 3.75, 1e-9)
   })
 

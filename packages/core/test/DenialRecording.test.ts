@@ -1,6 +1,7 @@
 /**
  * The denial-recording decorator: decisions pass through unchanged; inside a session, every one
- * that is not "allow" lands in the session's permission denials, with the tool's input.
+ * that is not "allow" lands in the permission denials of the session the check runs in, with the
+ * tool's input.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { DenialRecording, Permissions, SessionState } from "@keel/core"
@@ -25,7 +26,7 @@ describe("DenialRecording", () => {
         request("Bash", { command: "ls -la" }, "t1"),
         request("Bash", { command: "rm -rf x" }, "t2"),
         request("Bash", { command: "npm test" }, "t3")
-      ], (r) => Effect.map(recording.check(r), (d) => d._tag)).pipe(Effect.provideService(SessionState.SessionState, state))
+      ], (r) => Effect.map(recording(r), (d) => d._tag)).pipe(Effect.provideService(SessionState.SessionState, state))
       assert.deepStrictEqual(decisions, ["Allow", "Deny", "Deny"])
       assert.deepStrictEqual(yield* Ref.get(state.permissionDenials), [
         { tool_name: "Bash", tool_use_id: "t2", tool_input: { command: "rm -rf x" } },
@@ -33,9 +34,14 @@ describe("DenialRecording", () => {
       ])
     }))
 
-  it.effect("outside a session it only decides", () =>
+  it.effect("a denial is recorded in the session the check runs in (the session is a requirement of the check)", () =>
     Effect.gen(function*() {
-      const decision = yield* DenialRecording.recordingDenials(policy).check(request("Bash", { command: "rm x" }, "t1"))
+      const state = yield* SessionState.make("s")
+      const check = DenialRecording.recordingDenials(policy)
+      const decision = yield* check(request("Bash", { command: "rm x" }, "t1")).pipe(
+        Effect.provideService(SessionState.SessionState, state)
+      )
       assert.strictEqual(decision._tag, "Deny")
+      assert.strictEqual((yield* Ref.get(state.permissionDenials)).length, 1)
     }))
 })

@@ -3,8 +3,9 @@
  * prompt's mentions become attachments (a reader stands in for the Read tool).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Mentions, Message, PermissionRule, Permissions, Tool } from "@keel/core"
-import { Effect } from "effect"
+import { Ids, Mentions, Message, PermissionRule, Permissions, SessionState, Tool } from "@keel/core"
+import { Testing } from "@keel/core/testing"
+import { Effect, Layer } from "effect"
 import * as os from "node:os"
 
 /** A reader over an in-memory folder: text as numbered lines, like Read. */
@@ -16,6 +17,12 @@ const readerOf = (files: Record<string, string>, log: Array<Mentions.ReadInput> 
   const from = (input.offset ?? 1) - 1
   return Effect.succeed(lines.slice(from, input.limit === undefined ? undefined : from + input.limit).join("\n"))
 }
+
+/**
+ * The services of a tool call (`expand` runs the reader as the session's turn would): the testing
+ * layer's and a session state. The in-memory reader uses none of them.
+ */
+const toolServices = Layer.merge(Testing.layer([]), Layer.effect(SessionState.SessionState, SessionState.make("test")))
 
 const textsOf = (message: Message.UserMessage): Array<string> =>
   typeof message.content === "string"
@@ -72,7 +79,7 @@ describe("Mentions.expand", () => {
         "Called the Read tool with the following input: {\"file_path\":\"/work/my notes.md\"}",
         "Result of calling the Read tool:\n     1\tremember the milk"
       ])
-    }))
+    }).pipe(Effect.provide(toolServices)))
 
   it.effect("a line range reads those lines; trailing punctuation is dropped when the file needs it; a file twice is attached once", () =>
     Effect.gen(function*() {
@@ -86,7 +93,7 @@ describe("Mentions.expand", () => {
       assert.deepStrictEqual(log[1], { file_path: "/work/src/a.ts", offset: 2, limit: 2 })
       assert.deepStrictEqual(textsOf(expanded.message)[2], "Result of calling the Read tool:\n     2\ttwo\n     3\tthree")
       assert.strictEqual(textsOf(expanded.message).length, 5)
-    }))
+    }).pipe(Effect.provide(toolServices)))
 
   it.effect("a mention of no file stays as text, with the reason; without any attachment the prompt is unchanged", () =>
     Effect.gen(function*() {
@@ -97,7 +104,7 @@ describe("Mentions.expand", () => {
         { mention: "@alice", reason: "File does not exist: /work/alice." },
         { mention: "@missing.txt", reason: "File does not exist: /work/missing.txt." }
       ])
-    }))
+    }).pipe(Effect.provide(toolServices)))
 
   it.effect("a deny rule for Read stops the attachment (a rule that would ask does not)", () =>
     Effect.gen(function*() {
@@ -114,12 +121,15 @@ describe("Mentions.expand", () => {
         reason: `the permission rule ${PermissionRule.format(config.deny[0]!)} denies reading it`
       }])
       assert.deepStrictEqual(log.map((i) => i.file_path), ["/work/src/a.ts"])
-    }))
+    }).pipe(Effect.provide(toolServices)))
 
   it.effect("without a Read tool every mention stays as text", () =>
     Effect.gen(function*() {
-      const expanded = yield* Mentions.expand("@README.md", { cwd: "/work", read: Mentions.toolReader(undefined, "/work") })
+      const expanded = yield* Mentions.expand("@README.md", {
+        cwd: "/work",
+        read: Mentions.toolReader(undefined, "/work", Ids.seeded(1).uuid)
+      })
       assert.strictEqual(expanded.message.content, "@README.md")
       assert.deepStrictEqual(expanded.skipped, [{ mention: "@README.md", reason: "this session has no Read tool to attach files with" }])
-    }))
+    }).pipe(Effect.provide(toolServices)))
 })

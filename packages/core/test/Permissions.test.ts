@@ -7,18 +7,16 @@ import {
   BashCommand,
   PermissionRule,
   Permissions,
-  Pipeline,
   Session,
   TestModel,
-  Tool,
-  ToolRegistry,
-  ToolRuntime
+  Tool
 } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
 import { Chunk, Effect, Layer, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Sessions from "./support/Sessions.js"
 
 const cwd = "/work/project"
 
@@ -253,17 +251,11 @@ describe("Denials in a session", () => {
     isReadOnly: false,
     call: (input) => Effect.sync(() => (ran.push(input.command), `ran ${input.command}`))
   })
+  /** The testing layer with `shell` under `permissions`. */
   const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>, permissions: Permissions.Service) =>
-    Layer.mergeAll(
-      TestModel.layer(script),
-      Pipeline.layerEmpty,
-      ToolRuntime.layer().pipe(
-        Layer.provideMerge(ToolRegistry.layer([shell])),
-        Layer.provide(Layer.succeed(Permissions.Permissions, permissions))
-      )
-    )
+    Sessions.layerFor(script, [shell], { permissions: Layer.succeed(Permissions.Permissions, permissions) })
 
-  it.effect("a denied call gets an error result the model can read, does not run, and is in permission_denials", () =>
+  it.scoped("a denied call gets an error result the model can read, does not run, and is in permission_denials", () =>
     Effect.gen(function*() {
       ran.length = 0
       const session = yield* Session.make({ model: "m", cwd })
@@ -290,7 +282,7 @@ describe("Denials in a session", () => {
       TestModel.text("done")
     ], Permissions.make(Permissions.config({ allow: ["Bash(git status:*)"] }).config)))))
 
-  it.effect("the callback's updated input is what the tool runs", () =>
+  it.scoped("the callback's updated input is what the tool runs", () =>
     Effect.gen(function*() {
       ran.length = 0
       const session = yield* Session.make({ model: "m", cwd })

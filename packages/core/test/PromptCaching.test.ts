@@ -8,23 +8,29 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import {
   AnthropicModel,
+  BuiltinCommands,
+  Compactor,
   ContextAssembly,
+  Ids,
   Message,
   ModelClient,
   type ModelRequest,
+  Permissions,
   Pipeline,
   PromptCaching,
   Session,
+  SessionStore,
   TestModel,
   ToolRegistry,
   ToolRuntime
 } from "@keel/core"
-import { Effect, Layer, Redacted, Ref, Stream } from "effect"
+import { Effect, Layer, Redacted, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { execFileSync } from "node:child_process"
 import * as FakeAnthropic from "../../../test/support/FakeAnthropic.js"
+import { messagesOf } from "./support/Sessions.js"
 import { sleeper } from "./support/Tools.js"
 
 const EPHEMERAL = { type: "ephemeral" } as const
@@ -162,12 +168,27 @@ describe("prompt caching in a session, against the fake Messages API", () => {
     return dir
   }
 
+  /**
+   * What a session needs besides the model: no context stages and no compaction, `Sleep` with every
+   * call allowed, the assembled prompt, nothing persisted.
+   */
+  const services = Layer.mergeAll(
+    Pipeline.layerEmpty,
+    Compactor.layerNone,
+    ToolRuntime.layer().pipe(
+      Layer.provideMerge(ToolRegistry.layer([sleeper])),
+      Layer.provideMerge(Permissions.layerAllowAll)
+    ),
+    ContextAssembly.layer({}).pipe(Layer.provide(NodeContext.layer)),
+    SessionStore.layerNoop,
+    BuiltinCommands.layer,
+    Ids.layerSeeded(1)
+  )
+
   const kernel = (url: string) =>
     Layer.mergeAll(
       PromptCaching.layer().pipe(Layer.provide(AnthropicModel.layer({ apiKey: Redacted.make("test-key"), baseURL: url }))),
-      Pipeline.layerEmpty,
-      ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sleeper]))),
-      ContextAssembly.layer({}).pipe(Layer.provide(NodeContext.layer))
+      services
     )
 
   it.scopedLive("two turns of one session: each request's body up to its last breakpoint is a byte prefix of the next one's", () =>
@@ -213,7 +234,7 @@ describe("prompt caching in a session, against the fake Messages API", () => {
       assert.deepStrictEqual(bodies[2].messages[0].content, [{ type: "text", text: "one" }])
 
       // The transcript never holds a breakpoint; its prompts are as submitted.
-      const transcript = yield* Ref.get(session.state.messages)
+      const transcript = yield* messagesOf(session)
       assert.strictEqual(transcript.length, 6)
       assert.strictEqual(transcript[0]!.content, "one")
       assert.notInclude(JSON.stringify(Message.toParams(transcript)), "cache_control")
@@ -224,9 +245,7 @@ describe("prompt caching in a session, against the fake Messages API", () => {
       const fake = yield* FakeAnthropic.scoped([FakeAnthropic.textReply("ok")])
       const layer = Layer.mergeAll(
         AnthropicModel.layer({ apiKey: Redacted.make("test-key"), baseURL: fake.url }),
-        Pipeline.layerEmpty,
-        ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sleeper]))),
-        ContextAssembly.layer({}).pipe(Layer.provide(NodeContext.layer))
+        services
       )
       const session = yield* Session.make({ model: "claude-test", cwd: repository() }).pipe(Effect.provide(layer))
       yield* Stream.runDrain(session.submit("one"))

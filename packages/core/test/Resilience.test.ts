@@ -5,17 +5,23 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import {
+  BuiltinCommands,
+  Compactor,
+  ContextAssembly,
   Fallback,
   IdleWatchdog,
+  Ids,
   Invariants,
   Message,
   ModelClient,
   ModelError,
   ModelNotice,
+  Permissions,
   Pipeline,
   Retry,
   RetryPolicy,
   Session,
+  SessionStore,
   TestModel,
   ToolRegistry,
   ToolRuntime
@@ -23,6 +29,7 @@ import {
 import type { SdkMessage } from "@keel/core"
 import { Chunk, ConfigProvider, Duration, Effect, Fiber, Layer, Ref, Stream, TestClock } from "effect"
 import { notices, request, runFor, stack } from "./support/ResilienceStack.js"
+import { messagesOf } from "./support/Sessions.js"
 import { sleeper } from "./support/Tools.js"
 
 const rateLimited = (headers?: { readonly "retry-after"?: string; readonly "retry-after-ms"?: string; readonly "x-should-retry"?: string }) =>
@@ -345,12 +352,23 @@ describe("IdleWatchdog under TestClock", () => {
 })
 
 
-/** A session over the full resilience stack, with the Sleep tool. */
+/**
+ * A session over the full resilience stack, with the Sleep tool: no context stages and no
+ * compaction, every call allowed, the short built-in prompt, nothing persisted.
+ */
 const sessionLayer = (script: ReadonlyArray<TestModel.ScriptItem>, fallback: ReadonlyArray<string> = []) =>
   Layer.mergeAll(
     stack(script, { fallback }),
     Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sleeper])))
+    Compactor.layerNone,
+    ToolRuntime.layer().pipe(
+      Layer.provideMerge(ToolRegistry.layer([sleeper])),
+      Layer.provideMerge(Permissions.layerAllowAll)
+    ),
+    ContextAssembly.layerMinimal,
+    SessionStore.layerNoop,
+    BuiltinCommands.layer,
+    Ids.layerSeeded(1)
   )
 
 const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) => Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
@@ -362,7 +380,7 @@ const lastRequestViolations = Effect.gen(function*() {
 })
 
 describe("Session with the resilience stack", () => {
-  it.effect("the stall retry leaves the text once in the transcript; the consumer sees the stall, the retraction and api_retry", () =>
+  it.scoped("the stall retry leaves the text once in the transcript; the consumer sees the stall, the retraction and api_retry", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-primary", cwd: "/work", includePartialMessages: true })
       const fiber = yield* Effect.fork(collect(session.submit("go")))
@@ -373,7 +391,7 @@ describe("Session with the resilience stack", () => {
         m.type === "system" ? (m.subtype === "notification" ? `notification:${m.key}` : m.subtype) : ""
       )
       assert.deepStrictEqual(system, ["notification:stream_stalled", "notification:message_retracted", "api_retry"])
-      const transcript = yield* Ref.get(session.state.messages)
+      const transcript = yield* messagesOf(session)
       assert.deepStrictEqual(transcript.map((m) => m.role), ["user", "assistant"])
       assert.strictEqual((transcript[1] as Message.AssistantMessage).text, "abcdefgh")
       const result = messages.at(-1) as SdkMessage.Result
@@ -383,7 +401,7 @@ describe("Session with the resilience stack", () => {
       TestModel.text("abcdefgh", { chunkSize: 2 })
     ]))))
 
-  it.effect("after a fallback the rest of the turn stays on the fallback model; the next turn tries the primary again", () =>
+  it.scoped("after a fallback the rest of the turn stays on the fallback model; the next turn tries the primary again", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-primary", cwd: "/work" })
       const first = yield* Effect.fork(collect(session.submit("one")))
@@ -413,7 +431,7 @@ describe("Session with the resilience stack", () => {
       TestModel.text("primary again")
     ], ["claude-backup"]))))
 
-  it.effect("retries exhausted: the result is an error that says what failed and how often", () =>
+  it.scoped("retries exhausted: the result is an error that says what failed and how often", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-primary", cwd: "/work" })
       const fiber = yield* Effect.fork(collect(session.submit("go")))
@@ -425,7 +443,7 @@ describe("Session with the resilience stack", () => {
 })
 
 describe("Interruption with the resilience stack", () => {
-  it.effect("interrupted during a long tool: aborted_tools, and the next turn's request is valid", () =>
+  it.scoped("interrupted during a long tool: aborted_tools, and the next turn's request is valid", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-primary", cwd: "/work" })
       const fiber = yield* Effect.fork(collect(session.submit("sleep")))
@@ -435,7 +453,7 @@ describe("Interruption with the resilience stack", () => {
       assert.strictEqual(result.terminal_reason, "aborted_tools")
       yield* collect(session.submit("next"))
       assert.deepStrictEqual(yield* lastRequestViolations, [])
-      const transcript = yield* Ref.get(session.state.messages)
+      const transcript = yield* messagesOf(session)
       const answer = transcript[2] as Message.UserMessage
       assert.deepStrictEqual(answer.toolResults.map((r) => r.is_error), [true])
       assert.include(JSON.stringify(Message.toParam(answer)), "Interrupted by user")
@@ -444,7 +462,7 @@ describe("Interruption with the resilience stack", () => {
       TestModel.text("fine")
     ]))))
 
-  it.effect("interrupted while streaming, and while waiting to retry: aborted_streaming, the next turn's request is valid", () =>
+  it.scoped("interrupted while streaming, and while waiting to retry: aborted_streaming, the next turn's request is valid", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-primary", cwd: "/work" })
       const streaming = yield* Effect.fork(collect(session.submit("one")))
@@ -461,7 +479,7 @@ describe("Interruption with the resilience stack", () => {
 
       yield* collect(session.submit("three"))
       assert.deepStrictEqual(yield* lastRequestViolations, [])
-      assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
+      assert.deepStrictEqual(Invariants.violations(yield* messagesOf(session)), [])
       // The cut answers are dropped; each interruption left Claude Code's note for the model (the
       // API request joins consecutive user messages into one).
       const last = (yield* model.requests).at(-1)!
@@ -479,7 +497,7 @@ describe("Interruption with the resilience stack", () => {
       TestModel.text("three")
     ]))))
 
-  it.effect("interrupting the consuming fiber mid-tool leaves every tool_use answered and the session ready", () =>
+  it.scoped("interrupting the consuming fiber mid-tool leaves every tool_use answered and the session ready", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-primary", cwd: "/work" })
       const fiber = yield* Effect.fork(collect(session.submit("sleep")))
@@ -493,7 +511,7 @@ describe("Interruption with the resilience stack", () => {
       TestModel.text("fine")
     ]))))
 
-  it.effect("an embedder's AbortSignal stops the turn like interrupt", () =>
+  it.scoped("an embedder's AbortSignal stops the turn like interrupt", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-primary", cwd: "/work" })
       const controller = new AbortController()

@@ -2,12 +2,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { Invariants, Message, ModelError, Pricing, Session, TestModel } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
 import { Effect, Fiber, Ref, Stream, TestClock } from "effect"
-import { collect, layerFor, resultOf } from "./support/Sessions.js"
+import { collect, layerFor, messagesOf, resultOf } from "./support/Sessions.js"
 
 const options = { model: "claude-sonnet-4-6", cwd: "/work" } as const
 
 describe("Session", () => {
-  it.effect("a turn emits init, assistant, user (tool results), assistant, and one result with totals", () =>
+  it.scoped("a turn emits init, assistant, user (tool results), assistant, and one result with totals", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ ...options, sessionId: "s-1" })
       const messages = yield* collect(session.submit("sleep a bit"))
@@ -39,7 +39,7 @@ describe("Session", () => {
       assert.closeTo(result.modelUsage["claude-sonnet-4-6"]!.costUSD, cost, 1e-12)
       assert.strictEqual(result.modelUsage["claude-sonnet-4-6"]!.inputTokens, 30)
       assert.deepStrictEqual(result.permission_denials, [])
-      assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
+      assert.deepStrictEqual(Invariants.violations(yield* messagesOf(session)), [])
     }).pipe(Effect.provide(layerFor([
       TestModel.reply([TestModel.toolUse("Sleep", { ms: 0 }, "t1")], {
         model: "claude-sonnet-4-6",
@@ -54,7 +54,7 @@ describe("Session", () => {
       }
     ]))))
 
-  it.effect("the second turn has no init; its usage is its own while modelUsage and cost are cumulative", () =>
+  it.scoped("the second turn has no init; its usage is its own while modelUsage and cost are cumulative", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const first = resultOf(yield* collect(session.submit("one")))
@@ -64,14 +64,14 @@ describe("Session", () => {
       assert.strictEqual(result.usage.input_tokens, 7)
       assert.strictEqual(result.modelUsage["claude-sonnet-4-6"]!.inputTokens, 17)
       assert.isAbove(result.total_cost_usd, first.total_cost_usd)
-      const history = yield* Ref.get(session.state.messages)
+      const history = yield* messagesOf(session)
       assert.deepStrictEqual(history.map((m) => m.role), ["user", "assistant", "user", "assistant"])
     }).pipe(Effect.provide(layerFor([
       TestModel.text("first", { model: "claude-sonnet-4-6", usage: { input_tokens: 10, output_tokens: 1 } }),
       TestModel.text("second", { model: "claude-sonnet-4-6", usage: { input_tokens: 7, output_tokens: 1 } })
     ]))))
 
-  it.effect("turns run one at a time: a second submit starts after the first's result", () =>
+  it.scoped("turns run one at a time: a second submit starts after the first's result", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const order = yield* Ref.make<ReadonlyArray<string>>([])
@@ -97,7 +97,7 @@ describe("Session", () => {
       TestModel.text("second", { model: "claude-sonnet-4-6" })
     ]))))
 
-  it.effect("duration_ms and duration_api_ms come from the Clock", () =>
+  it.scoped("duration_ms and duration_api_ms come from the Clock", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const fiber = yield* Effect.fork(collect(session.submit("wait")))
@@ -107,7 +107,7 @@ describe("Session", () => {
       assert.strictEqual(result.duration_api_ms, 2000)
     }).pipe(Effect.provide(layerFor([{ ...TestModel.text("ok"), delay: "2 seconds" }]))))
 
-  it.effect("interrupt stops the running tool and ends with error_during_execution; the transcript stays valid", () =>
+  it.scoped("interrupt stops the running tool and ends with error_during_execution; the transcript stays valid", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const fiber = yield* Effect.fork(collect(session.submit("sleep long")))
@@ -129,18 +129,19 @@ describe("Session", () => {
         ["Sleep", (toolUseId as { id: string }).id, 1, null],
         ["Sleep", (toolUseId as { id: string }).id, 2, null]
       ])
-      assert.isTrue(progress.every((p) => p.session_id === session.sessionId && typeof p.uuid === "string"))
+      const sessionId = yield* session.sessionId
+      assert.isTrue(progress.every((p) => p.session_id === sessionId && typeof p.uuid === "string"))
       const result = resultOf(messages)
       assert.strictEqual(result.subtype, "error_during_execution")
       assert.strictEqual(result.is_error, true)
       assert.strictEqual(result.terminal_reason, "aborted_tools")
       assert.deepStrictEqual(result.errors, ["Interrupted by user"])
-      assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
+      assert.deepStrictEqual(Invariants.violations(yield* messagesOf(session)), [])
     }).pipe(Effect.provide(layerFor([
       TestModel.reply([TestModel.toolUse("Sleep", { ms: 3_600_000 })], { model: "claude-sonnet-4-6" })
     ]))))
 
-  it.effect("a model error ends as success + is_error with the API status and a readable message", () =>
+  it.scoped("a model error ends as success + is_error with the API status and a readable message", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const result = resultOf(yield* collect(session.submit("hi")))
@@ -153,7 +154,7 @@ describe("Session", () => {
       TestModel.fail(new ModelError.Overloaded({ message: "Overloaded", status: 529, requestId: "req_1" }))
     ]))))
 
-  it.effect("maxTurns ends with error_max_turns", () =>
+  it.scoped("maxTurns ends with error_max_turns", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ ...options, maxTurns: 1 })
       const result = resultOf(yield* collect(session.submit("loop")))
@@ -163,7 +164,7 @@ describe("Session", () => {
       assert.strictEqual(result.num_turns, 1)
     }).pipe(Effect.provide(layerFor([TestModel.reply([TestModel.toolUse("Sleep", { ms: 0 })])]))))
 
-  it.effect("stream_event messages carry the raw events only with includePartialMessages", () =>
+  it.scoped("stream_event messages carry the raw events only with includePartialMessages", () =>
     Effect.gen(function*() {
       const quiet = yield* Session.make(options)
       const loud = yield* Session.make({ ...options, includePartialMessages: true })
@@ -185,7 +186,7 @@ describe("Session", () => {
       TestModel.text("same", { model: "claude-sonnet-4-6" })
     ]))))
 
-  it.effect("history given to the session is the start of the conversation", () =>
+  it.scoped("history given to the session is the start of the conversation", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({
         ...options,
@@ -217,7 +218,7 @@ describe("Pricing", () => {
 })
 
 describe("Session budgets", () => {
-  it.effect("without maxTurns a turn is still bounded, by DEFAULT_MAX_TURNS", () =>
+  it.scoped("without maxTurns a turn is still bounded, by DEFAULT_MAX_TURNS", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const result = resultOf(yield* collect(session.submit("loop forever")))

@@ -9,10 +9,14 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import {
   Autocompact,
+  BuiltinCommands,
+  ContextAssembly,
   FileState,
+  Ids,
   Invariants,
   Message,
   Microcompact,
+  Permissions,
   Session,
   SessionStore,
   Snip,
@@ -25,11 +29,12 @@ import {
   Transcript
 } from "@keel/core"
 import type { ModelRequest, SdkMessage } from "@keel/core"
+import { Testing } from "@keel/core/testing"
 import { Effect, Either, Fiber, Layer, Option, Ref, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { collect, encodeMessage, layerFor, plain } from "./support/Sessions.js"
+import { collect, encodeMessage, layerFor, messagesOf, plain } from "./support/Sessions.js"
 import { sleeper } from "./support/Tools.js"
 
 const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
@@ -57,9 +62,16 @@ const read = Tool.make({
 
 const storeLayer = (home: string) => SessionStore.layerFile({ home }).pipe(Layer.provide(NodeContext.layer))
 
+/**
+ * The seed of the next kernel's ids. Each kernel stands for a process of its own: with one seed for
+ * all, two kernels would make the same session ids and transcript entry uuids.
+ */
+let lastSeed = 0
+const nextSeed = () => ++lastSeed
+
 /** The scripted model, no stages, Sleep and Read, and the file store under `home`. */
 const kernel = (script: ReadonlyArray<TestModel.ScriptItem>, home: string) =>
-  Layer.merge(layerFor(script, [sleeper, read]), storeLayer(home))
+  layerFor(script, [sleeper, read], { store: storeLayer(home), seed: nextSeed() })
 
 /** As {@link kernel}, with the real stages before autocompact: a tool result budget of 300 characters, snip, microcompact keeping 1. */
 const kernelWithStages = (script: ReadonlyArray<TestModel.ScriptItem>, home: string) => {
@@ -77,8 +89,15 @@ const kernelWithStages = (script: ReadonlyArray<TestModel.ScriptItem>, home: str
   return Layer.mergeAll(
     model,
     stages,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer([sleeper, read]))),
-    storeLayer(home)
+    ToolRuntime.layer().pipe(
+      Layer.provideMerge(ToolRegistry.layer([sleeper, read])),
+      Layer.provideMerge(Permissions.layerAllowAll)
+    ),
+    ContextAssembly.layerMinimal,
+    storeLayer(home),
+    BuiltinCommands.layer,
+    Ids.layerSeeded(nextSeed()),
+    Testing.fixedRandom()
   )
 }
 
@@ -112,12 +131,13 @@ const entries = (file: string): Array<any> =>
 const assertTranscript = (home: string, cwd: string, session: Session.Service) =>
   Effect.gen(function*() {
     const store = yield* storeAt(home)
-    const loaded = yield* store.load(cwd, session.sessionId)
-    assert.deepStrictEqual(plain(loaded.messages), plain(yield* Ref.get(session.state.messages)))
-    const lines = entries(store.fileOf(cwd, session.sessionId))
+    const sessionId = yield* session.sessionId
+    const loaded = yield* store.load(cwd, sessionId)
+    assert.deepStrictEqual(plain(loaded.messages), plain(yield* messagesOf(session)))
+    const lines = entries(store.fileOf(cwd, sessionId))
     lines.forEach((entry, i) => {
       assert.strictEqual(entry.parentUuid, i === 0 ? null : lines[i - 1].uuid)
-      assert.strictEqual(entry.sessionId, session.sessionId)
+      assert.strictEqual(entry.sessionId, sessionId)
       assert.strictEqual(entry.cwd, cwd)
       assert.strictEqual(entry.version, 1)
     })
@@ -125,7 +145,7 @@ const assertTranscript = (home: string, cwd: string, session: Session.Service) =
   })
 
 describe("Session persistence", () => {
-  it.effect("the transcript is written as the session goes; resume restores messages, usage, file state and model", () =>
+  it.scoped("the transcript is written as the session goes; resume restores messages, usage, file state and model", () =>
     Effect.gen(function*() {
       const home = tmp("keel-home-")
       const cwd = project()
@@ -154,22 +174,25 @@ describe("Session persistence", () => {
       assert.isTrue(lines.every((e) => e.timestamp === "1970-01-01T00:00:00.000Z"))
       assert.deepStrictEqual(lines[1], { ...lines[1], model: "claude-test", fallback: false })
 
-      const [second, model] = yield* openWithModel(kernel([TestModel.text("Still small.")], home), { cwd, resume: first.sessionId })
-      assert.strictEqual(second.sessionId, first.sessionId)
-      assert.deepStrictEqual(plain(yield* Ref.get(second.state.messages)), plain(yield* Ref.get(first.state.messages)))
-      assert.deepStrictEqual(yield* Ref.get(second.state.usage), yield* Ref.get(first.state.usage))
-      assert.deepStrictEqual([...(yield* Ref.get(second.state.fileState))], [[small, fs.statSync(small).mtimeMs]])
-      assert.strictEqual(yield* Ref.get(second.state.model), "claude-test")
+      const firstId = yield* first.sessionId
+      const [second, model] = yield* openWithModel(kernel([TestModel.text("Still small.")], home), { cwd, resume: firstId })
+      assert.strictEqual(yield* second.sessionId, firstId)
+      const firstState = yield* first.state
+      const secondState = yield* second.state
+      assert.deepStrictEqual(plain(yield* Ref.get(secondState.messages)), plain(yield* Ref.get(firstState.messages)))
+      assert.deepStrictEqual(yield* Ref.get(secondState.usage), yield* Ref.get(firstState.usage))
+      assert.deepStrictEqual([...(yield* Ref.get(secondState.fileState))], [[small, fs.statSync(small).mtimeMs]])
+      assert.strictEqual(yield* Ref.get(secondState.model), "claude-test")
 
       const b = resultOf(yield* collect(second.submit("and now?")))
       // The totals go on from the first session's: 300 + 10 input tokens.
       assert.strictEqual(b.modelUsage["claude-test"]!.inputTokens, 310)
       const [request] = yield* model.requests
-      assert.deepStrictEqual(plain(request!.messages), [...plain(yield* Ref.get(first.state.messages)), encodeMessage(Message.user("and now?"))])
+      assert.deepStrictEqual(plain(request!.messages), [...plain(yield* messagesOf(first)), encodeMessage(Message.user("and now?"))])
       yield* assertTranscript(home, cwd, second)
     }))
 
-  it.effect("after snip, microcompact, the tool result budget and /compact, a resumed fork sends exactly what the original sends", () =>
+  it.scoped("after snip, microcompact, the tool result budget and /compact, a resumed fork sends exactly what the original sends", () =>
     Effect.gen(function*() {
       const home = tmp("keel-home-")
       const cwd = project()
@@ -195,11 +218,12 @@ describe("Session persistence", () => {
       for (const e of lines.filter((e) => e.type === "rewrite")) assert.isBelow(JSON.stringify(e).length, 2_000)
 
       // A fork of the transcript as it is now, with its own stages (nothing remembered) and model.
+      const originalId = yield* original.sessionId
       const [fork, forkModel] = yield* openWithModel(
         kernelWithStages([TestModel.text("SUMMARY: the user read two files."), TestModel.text("ok")], home),
-        { cwd, resume: original.sessionId, forkSession: true }
+        { cwd, resume: originalId, forkSession: true }
       )
-      assert.notStrictEqual(fork.sessionId, original.sessionId)
+      assert.notStrictEqual(yield* fork.sessionId, originalId)
 
       for (const session of [original, fork]) {
         const compacted = resultOf(yield* collect(session.submit("/compact")))
@@ -214,47 +238,49 @@ describe("Session persistence", () => {
       assert.deepStrictEqual(plain(forkSummary!.messages), plain(originalSummary!.messages))
       assert.deepStrictEqual(plain(forkLast!.messages), plain(originalLast!.messages))
       assert.strictEqual(originalLast!.messages.length, 2)
-      const compaction = entries((yield* storeAt(home)).fileOf(cwd, original.sessionId)).filter((e) => e.trigger === "compact")
+      const compaction = entries((yield* storeAt(home)).fileOf(cwd, originalId)).filter((e) => e.trigger === "compact")
       assert.strictEqual(compaction.length, 1)
       assert.strictEqual(compaction[0].compaction.trigger, "manual")
 
       // And resuming the original after its compaction sends the compacted conversation.
       const [resumed, resumedModel] = yield* openWithModel(kernelWithStages([TestModel.text("fine")], home), {
         cwd,
-        resume: original.sessionId
+        resume: originalId
       })
       yield* collect(resumed.submit("one more"))
       const [request] = yield* resumedModel.requests
       assert.deepStrictEqual(plain(request!.messages), [
-        ...plain(yield* Ref.get(original.state.messages)),
+        ...plain(yield* messagesOf(original)),
         encodeMessage(Message.user("one more"))
       ])
     }))
 
-  it.effect("fork: a new id and file carrying the history; the original file is not touched", () =>
+  it.scoped("fork: a new id and file carrying the history; the original file is not touched", () =>
     Effect.gen(function*() {
       const { cwd, first, home, store } = yield* afterOneTurn
-      const originalBytes = fs.readFileSync(store.fileOf(cwd, first.sessionId))
+      const firstId = yield* first.sessionId
+      const originalBytes = fs.readFileSync(store.fileOf(cwd, firstId))
       const id = "123e4567-e89b-42d3-a456-426614174000"
-      const fork = yield* open(kernel([TestModel.text("two")], home), { cwd, resume: first.sessionId, forkSession: true, sessionId: id })
-      assert.strictEqual(fork.sessionId, id)
+      const fork = yield* open(kernel([TestModel.text("two")], home), { cwd, resume: firstId, forkSession: true, sessionId: id })
+      assert.strictEqual(yield* fork.sessionId, id)
       const messages = yield* collect(fork.submit("second"))
       assert.isTrue(messages.every((m) => m.session_id === id))
-      assert.deepStrictEqual(fs.readFileSync(store.fileOf(cwd, first.sessionId)), originalBytes)
+      assert.deepStrictEqual(fs.readFileSync(store.fileOf(cwd, firstId)), originalBytes)
       const { lines, loaded } = yield* assertTranscript(home, cwd, fork)
-      assert.deepStrictEqual(lines[0], { ...lines[0], type: "origin", source: "fork", from: first.sessionId })
+      assert.deepStrictEqual(lines[0], { ...lines[0], type: "origin", source: "fork", from: firstId })
       assert.deepStrictEqual(loaded.messages.map((m) => m.role), ["user", "assistant", "user", "assistant"])
-      assert.deepStrictEqual(loaded.origin, { source: "fork", from: first.sessionId })
+      assert.deepStrictEqual(loaded.origin, { source: "fork", from: firstId })
     }))
 
-  it.effect("a process stopped while a tool ran: resume answers the call as interrupted and the next request is valid", () =>
+  it.scoped("a process stopped while a tool ran: resume answers the call as interrupted and the next request is valid", () =>
     Effect.gen(function*() {
       const home = tmp("keel-home-")
       const cwd = project()
       const session = yield* open(kernel([TestModel.reply([TestModel.toolUse("Sleep", { ms: 60_000 }, "t1")])], home), { cwd })
       const fiber = yield* Effect.fork(collect(session.submit("sleep")))
+      const sessionId = yield* session.sessionId
       const store = yield* storeAt(home)
-      const file = store.fileOf(cwd, session.sessionId)
+      const file = store.fileOf(cwd, sessionId)
       // The assistant's call is in the file before its tool finishes (the TestClock holds the Sleep).
       // (Polled between turns of the event loop, where the store's writes complete.)
       const written = () => fs.existsSync(file) && entries(file).some((e) => e.type === "assistant")
@@ -262,16 +288,16 @@ describe("Session persistence", () => {
       assert.isTrue(written())
       // What a crash leaves: the file as it is now, in another home.
       const crashed = tmp("keel-home-")
-      const crashedFile = (yield* storeAt(crashed)).fileOf(cwd, session.sessionId)
+      const crashedFile = (yield* storeAt(crashed)).fileOf(cwd, sessionId)
       fs.mkdirSync(path.dirname(crashedFile), { recursive: true })
       fs.copyFileSync(file, crashedFile)
       yield* Fiber.interrupt(fiber)
 
       const [resumed, model] = yield* openWithModel(kernel([TestModel.text("Sorry, go on.")], crashed), {
         cwd,
-        resume: session.sessionId
+        resume: sessionId
       })
-      const history = yield* Ref.get(resumed.state.messages)
+      const history = yield* messagesOf(resumed)
       assert.deepStrictEqual(Invariants.violations(history), [])
       const answer = (history.at(-1) as Message.UserMessage).toolResults[0]!
       assert.deepStrictEqual([answer.tool_use_id, answer.is_error, answer.content], [
@@ -286,12 +312,13 @@ describe("Session persistence", () => {
       assert.deepStrictEqual(lines.slice(-4).map((e) => e.type), ["user", "user", "assistant", "usage"])
     }))
 
-  it.effect("a truncated last line: resume warns, cuts it and goes on; the file replays afterwards", () =>
+  it.scoped("a truncated last line: resume warns, cuts it and goes on; the file replays afterwards", () =>
     Effect.gen(function*() {
       const { cwd, first, home, store } = yield* afterOneTurn
-      const file = store.fileOf(cwd, first.sessionId)
+      const firstId = yield* first.sessionId
+      const file = store.fileOf(cwd, firstId)
       fs.appendFileSync(file, "{\"type\":\"user\",\"uuid\":\"cut-he")
-      const resumed = yield* open(kernel([TestModel.text("two")], home), { cwd, resume: first.sessionId })
+      const resumed = yield* open(kernel([TestModel.text("two")], home), { cwd, resume: firstId })
       const messages = yield* collect(resumed.submit("second"))
       const warning = messages.find((m) => m.type === "system" && m.subtype === "informational") as SdkMessage.Informational
       assert.strictEqual(warning.level, "warning")
@@ -301,16 +328,17 @@ describe("Session persistence", () => {
       assert.deepStrictEqual(loaded.warnings, [])
     }))
 
-  it.effect("a corrupt or foreign file, or an unknown id: resume fails naming the file and line, and the file stays as it was", () =>
+  it.scoped("a corrupt or foreign file, or an unknown id: resume fails naming the file and line, and the file stays as it was", () =>
     Effect.gen(function*() {
       const { cwd, first, home, store } = yield* afterOneTurn
-      const file = store.fileOf(cwd, first.sessionId)
+      const firstId = yield* first.sessionId
+      const file = store.fileOf(cwd, firstId)
       const lines = fs.readFileSync(file, "utf8").split("\n")
       lines.splice(1, 0, "{ this is not json")
       fs.writeFileSync(file, lines.join("\n"))
       const before = fs.readFileSync(file)
       const resume = (id: string) => Effect.flip(open(kernel([], home), { cwd, resume: id }))
-      const corrupt = yield* resume(first.sessionId)
+      const corrupt = yield* resume(firstId)
       assert.strictEqual(corrupt._tag, "CorruptTranscript")
       assert.match(corrupt.message, new RegExp(`^${file.replace(/[.]/g, "\\.")}:2: the transcript is corrupt: it is not JSON`))
       assert.deepStrictEqual(fs.readFileSync(file), before)
@@ -324,24 +352,25 @@ describe("Session persistence", () => {
       const missing = yield* resume("00000000-0000-4000-8000-000000000000")
       assert.strictEqual(missing._tag, "SessionNotFound")
       assert.include(missing.message, "no session 00000000-0000-4000-8000-000000000000 in")
-      assert.include(missing.message, first.sessionId)
+      assert.include(missing.message, firstId)
       assert.include(missing.message, foreignId)
     }))
 
-  it.effect("a new session never writes over a transcript: an id in use is a warning, and the file is unchanged", () =>
+  it.scoped("a new session never writes over a transcript: an id in use is a warning, and the file is unchanged", () =>
     Effect.gen(function*() {
       const { cwd, first, home, store } = yield* afterOneTurn
-      const file = store.fileOf(cwd, first.sessionId)
+      const firstId = yield* first.sessionId
+      const file = store.fileOf(cwd, firstId)
       const before = fs.readFileSync(file)
-      const again = yield* open(kernel([TestModel.text("two")], home), { cwd, sessionId: first.sessionId })
+      const again = yield* open(kernel([TestModel.text("two")], home), { cwd, sessionId: firstId })
       const messages = yield* collect(again.submit("second"))
       assert.isFalse(resultOf(messages).is_error)
       const warning = messages.find((m) => m.type === "system" && m.subtype === "informational") as SdkMessage.Informational
-      assert.include(warning.content, `session ${first.sessionId} already exists`)
+      assert.include(warning.content, `session ${firstId} already exists`)
       assert.deepStrictEqual(fs.readFileSync(file), before)
     }))
 
-  it.effect("listing: a folder's sessions newest first, with their first prompts; continue picks the latest", () =>
+  it.scoped("listing: a folder's sessions newest first, with their first prompts; continue picks the latest", () =>
     Effect.gen(function*() {
       const home = tmp("keel-home-")
       const cwd = project()
@@ -350,9 +379,10 @@ describe("Session persistence", () => {
       for (const prompt of ["alpha", "beta", "gamma"]) {
         const s = yield* open(kernel([TestModel.text(prompt)], home), { cwd })
         yield* collect(s.submit(`${prompt} prompt`))
-        ids.push(s.sessionId)
+        const id = yield* s.sessionId
+        ids.push(id)
         // Files written in distinct milliseconds, as sessions a person starts one after another are.
-        const file = (yield* storeAt(home)).fileOf(cwd, s.sessionId)
+        const file = (yield* storeAt(home)).fileOf(cwd, id)
         fs.utimesSync(file, new Date(), new Date(Date.UTC(2026, 0, 1) + ids.length * 1_000))
       }
       const store = yield* storeAt(home)
@@ -365,14 +395,14 @@ describe("Session persistence", () => {
       assert.deepStrictEqual(yield* store.list(other), [])
       assert.strictEqual(Option.getOrThrow(yield* store.latest(cwd)).sessionId, ids[2])
       const [continued, model] = yield* openWithModel(kernel([TestModel.text("delta")], home), { cwd, continue: true })
-      assert.strictEqual(continued.sessionId, ids[2])
+      assert.strictEqual(yield* continued.sessionId, ids[2])
       yield* collect(continued.submit("delta prompt"))
       assert.strictEqual(Message.toParam((yield* model.requests)[0]!.messages[0]!).content, "gamma prompt")
       const none = yield* Effect.flip(open(kernel([], home), { cwd: other, continue: true }))
       assert.strictEqual(none.message.split(":")[0], `no session to continue in ${other}`)
     }))
 
-  it.effect("concurrent sessions in one folder write their own files, each a valid chain", () =>
+  it.scoped("concurrent sessions in one folder write their own files, each a valid chain", () =>
     Effect.gen(function*() {
       const home = tmp("keel-home-")
       const cwd = project()
@@ -395,58 +425,62 @@ describe("Session persistence", () => {
       }
     }))
 
-  it.effect("/clear starts a new session: new id, empty conversation, new file; the old file is left as it is; no model call", () =>
+  it.scoped("/clear starts a new session: new id, empty conversation, new file; the old file is left as it is; no model call", () =>
     Effect.gen(function*() {
       const home = tmp("keel-home-")
       const cwd = project()
       const [session, model] = yield* openWithModel(kernel([TestModel.text("one"), TestModel.text("two")], home), { cwd })
       yield* collect(session.submit("first"))
-      const old = session.sessionId
+      const old = yield* session.sessionId
       const store = yield* storeAt(home)
       const oldBytes = fs.readFileSync(store.fileOf(cwd, old))
       const cleared = yield* collect(session.submit("/clear"))
-      assert.notStrictEqual(session.sessionId, old)
-      assert.strictEqual(session.state.sessionId, session.sessionId)
+      const now = yield* session.sessionId
+      assert.notStrictEqual(now, old)
+      const state = yield* session.state
+      assert.strictEqual(state.sessionId, now)
       assert.deepStrictEqual(cleared.map((m) => m.type), ["system", "result"])
-      assert.deepStrictEqual([(cleared[0] as SdkMessage.SystemInit).subtype, cleared[0]!.session_id], ["init", session.sessionId])
+      assert.deepStrictEqual([(cleared[0] as SdkMessage.SystemInit).subtype, cleared[0]!.session_id], ["init", now])
       const result = resultOf(cleared)
-      assert.deepStrictEqual([result.is_error, result.session_id, result.num_turns], [false, session.sessionId, 0])
-      assert.include(result.result, `Started a new session, ${session.sessionId}`)
+      assert.deepStrictEqual([result.is_error, result.session_id, result.num_turns], [false, now, 0])
+      assert.include(result.result, `Started a new session, ${now}`)
       assert.include(result.result, `--resume ${old}`)
       assert.strictEqual((yield* model.requests).length, 1)
-      assert.deepStrictEqual(yield* Ref.get(session.state.messages), [])
-      assert.strictEqual((yield* Ref.get(session.state.usage)).size, 0)
-      assert.deepStrictEqual(entries(store.fileOf(cwd, session.sessionId)).map((e) => [e.type, e.source, e.from]), [
+      assert.deepStrictEqual(yield* Ref.get(state.messages), [])
+      assert.strictEqual((yield* Ref.get(state.usage)).size, 0)
+      assert.deepStrictEqual(entries(store.fileOf(cwd, now)).map((e) => [e.type, e.source, e.from]), [
         ["origin", "clear", old]
       ])
       assert.deepStrictEqual(fs.readFileSync(store.fileOf(cwd, old)), oldBytes)
 
       const next = yield* collect(session.submit("fresh start"))
-      assert.isTrue(next.every((m) => m.session_id === session.sessionId))
+      assert.strictEqual(yield* session.sessionId, now)
+      assert.isTrue(next.every((m) => m.session_id === now))
       assert.deepStrictEqual(plain((yield* model.requests)[1]!.messages), [encodeMessage(Message.user("fresh start"))])
       const { loaded } = yield* assertTranscript(home, cwd, session)
       assert.deepStrictEqual(loaded.origin, { source: "clear", from: old })
       assert.deepStrictEqual(fs.readFileSync(store.fileOf(cwd, old)), oldBytes)
     }))
 
-  it.effect("persist: false writes nothing (and can still resume); without a store nothing is written", () =>
+  it.scoped("persist: false writes nothing (and can still resume); without a store nothing is written", () =>
     Effect.gen(function*() {
       const { cwd, first, home, store } = yield* afterOneTurn
-      const before = fs.readFileSync(store.fileOf(cwd, first.sessionId))
+      const firstId = yield* first.sessionId
+      const before = fs.readFileSync(store.fileOf(cwd, firstId))
       const [quiet, model] = yield* openWithModel(kernel([TestModel.text("two")], home), {
         cwd,
-        resume: first.sessionId,
+        resume: firstId,
         persist: false
       })
       yield* collect(quiet.submit("second"))
       assert.strictEqual((yield* model.requests)[0]!.messages.length, 3)
-      assert.deepStrictEqual(fs.readFileSync(store.fileOf(cwd, first.sessionId)), before)
+      assert.deepStrictEqual(fs.readFileSync(store.fileOf(cwd, firstId)), before)
       const fresh = yield* open(kernel([TestModel.text("x")], home), { cwd, persist: false })
       yield* collect(fresh.submit("nothing saved"))
-      assert.deepStrictEqual((yield* store.list(cwd)).map((s) => s.sessionId), [first.sessionId])
+      assert.deepStrictEqual((yield* store.list(cwd)).map((s) => s.sessionId), [firstId])
     }))
 
-  it.effect("a transcript that cannot be written is a warning; the turn goes on", () =>
+  it.scoped("a transcript that cannot be written is a warning; the turn goes on", () =>
     Effect.gen(function*() {
       const cwd = project()
       const home = path.join(tmp("keel-home-"), "a-file")
@@ -467,12 +501,13 @@ describe("Session persistence", () => {
       assert.deepStrictEqual(second.map((m) => m.type), ["assistant", "result"])
     }))
 
-  it.effect("the store's errors are one line; a file replayed by the store and by Transcript.parse agree", () =>
+  it.scoped("the store's errors are one line; a file replayed by the store and by Transcript.parse agree", () =>
     Effect.gen(function*() {
       const { cwd, first: session, home, store } = yield* afterOneTurn
-      const file = store.fileOf(cwd, session.sessionId)
-      const parsed = Either.getOrThrow(Transcript.parse(fs.readFileSync(file), { file, sessionId: session.sessionId }))
-      const loaded = yield* store.load(cwd, session.sessionId)
+      const sessionId = yield* session.sessionId
+      const file = store.fileOf(cwd, sessionId)
+      const parsed = Either.getOrThrow(Transcript.parse(fs.readFileSync(file), { file, sessionId }))
+      const loaded = yield* store.load(cwd, sessionId)
       assert.deepStrictEqual(plain(parsed.messages), plain(loaded.messages))
       assert.strictEqual(path.dirname(file), path.join(home, "projects", SessionStore.slug(cwd)))
       assert.strictEqual(SessionStore.slug("/a/b c.d"), "-a-b-c-d")

@@ -3,10 +3,10 @@
  * `/model [name]`, `/help`, and unknown commands (an error, nothing sent to the model).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ContextUsage, Message, Session, SlashCommand, TestModel, ToolRegistry } from "@keel/core"
+import { BuiltinCommands, ContextUsage, Message, Session, SlashCommand, TestModel, ToolRegistry } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
 import { Effect, Ref, Stream, TestClock } from "effect"
-import { collect, kinds, layerFor, resultOf } from "./support/Sessions.js"
+import { collect, kinds, layerFor, messagesOf, resultOf } from "./support/Sessions.js"
 
 const requests = Effect.flatMap(TestModel.TestModel, (m) => m.requests)
 
@@ -30,15 +30,16 @@ describe("SlashCommand.parse", () => {
 })
 
 describe("slash commands", () => {
-  it.effect("init lists the commands; /help describes each and @path; the model is not called", () =>
+  it.scoped("init lists the commands; /help describes each and @path; the model is not called", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
-      assert.deepStrictEqual(session.init.slash_commands, SlashCommand.builtin.map((c) => c.name))
-      for (const name of ["compact", "context", "cost", "model", "help"]) assert.include(session.init.slash_commands, name)
+      const init = yield* session.init
+      assert.deepStrictEqual(init.slash_commands, BuiltinCommands.all.map((c) => c.name))
+      for (const name of ["compact", "context", "cost", "model", "help"]) assert.include(init.slash_commands, name)
       const messages = yield* collect(session.submit("/help"))
       assert.deepStrictEqual(kinds(messages), ["system/init", "system/local_command_output", "result"])
       const output = messages[1] as SdkMessage.LocalCommandOutput
-      for (const command of SlashCommand.builtin) assert.include(output.content, `/${command.name}`)
+      for (const command of BuiltinCommands.all) assert.include(output.content, `/${command.name}`)
       assert.include(output.content, "/compact [instructions]")
       assert.include(output.content, "@\"path with spaces\"")
       const result = resultOf(messages)
@@ -50,10 +51,10 @@ describe("slash commands", () => {
       ])
       assert.strictEqual(result.result, output.content)
       assert.deepStrictEqual(yield* requests, [])
-      assert.deepStrictEqual(yield* Ref.get(session.state.messages), [])
+      assert.deepStrictEqual(yield* messagesOf(session), [])
     }).pipe(Effect.provide(layerFor([]))))
 
-  it.effect("/cost shows the total, API and wall time, and each model's tokens and cost", () =>
+  it.scoped("/cost shows the total, API and wall time, and each model's tokens and cost", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       yield* TestClock.adjust("2 seconds")
@@ -71,7 +72,7 @@ describe("slash commands", () => {
       assert.strictEqual((yield* requests).length, 1)
     }).pipe(Effect.provide(layerFor([priced("Hi.")]))))
 
-  it.effect("/cost before any model call says so", () =>
+  it.scoped("/cost before any model call says so", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const text = resultOf(yield* collect(session.submit("/cost"))).result!
@@ -79,7 +80,7 @@ describe("slash commands", () => {
       assert.include(text, "no model calls yet")
     }).pipe(Effect.provide(layerFor([]))))
 
-  it.effect("/context splits the window into system prompt, tools, messages and free space", () =>
+  it.scoped("/context splits the window into system prompt, tools, messages and free space", () =>
     Effect.gen(function*() {
       const registry = yield* ToolRegistry.ToolRegistry
       const session = yield* Session.make(options)
@@ -102,7 +103,7 @@ describe("slash commands", () => {
       assert.strictEqual((yield* requests).length, 1)
     }).pipe(Effect.provide(layerFor([priced("Hi.")]))))
 
-  it.effect("/model shows the model; /model <name> switches later turns (aliases, default); the model is not called", () =>
+  it.scoped("/model shows the model; /model <name> switches later turns (aliases, default); the model is not called", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const shown = resultOf(yield* collect(session.submit("/model"))).result!
@@ -117,7 +118,7 @@ describe("slash commands", () => {
       yield* collect(session.submit("which model are you?"))
       assert.strictEqual((yield* requests)[0]!.model, "claude-haiku-4-5")
       // The turn loop's per-call model (what subagents inherit) follows.
-      assert.strictEqual(yield* Ref.get(session.state.model), "claude-haiku-4-5")
+      assert.strictEqual(yield* Ref.get((yield* session.state).model), "claude-haiku-4-5")
 
       const custom = resultOf(yield* collect(session.submit("/model my-proxy-model"))).result!
       assert.include(custom, "Set model to my-proxy-model (no price is known for it")
@@ -134,7 +135,7 @@ describe("slash commands", () => {
       priced("Sonnet.")
     ]))))
 
-  it.effect("an unknown command is an error naming the commands, and nothing is sent to the model", () =>
+  it.scoped("an unknown command is an error naming the commands, and nothing is sent to the model", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const messages = yield* collect(session.submit("/frobnicate the widgets"))
@@ -147,7 +148,7 @@ describe("slash commands", () => {
       assert.include(result.errors![0]!, "/compact, /clear, /context, /cost, /model, /help")
       assert.include(result.errors![0]!, "Nothing was sent to the model")
       assert.deepStrictEqual(yield* requests, [])
-      assert.deepStrictEqual(yield* Ref.get(session.state.messages), [])
+      assert.deepStrictEqual(yield* messagesOf(session), [])
 
       // A prompt whose first word is a path is not a command: it goes to the model.
       yield* collect(session.submit("/usr/bin/env is missing, why?"))
@@ -156,7 +157,7 @@ describe("slash commands", () => {
       assert.strictEqual(Message.toParam(sent[0]!.messages[0]!).content, "/usr/bin/env is missing, why?")
     }).pipe(Effect.provide(layerFor([priced("Because.")]))))
 
-  it.effect("commands wait for the running turn, like any submit", () =>
+  it.scoped("commands wait for the running turn, like any submit", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)
       const order: Array<string> = []

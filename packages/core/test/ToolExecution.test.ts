@@ -6,19 +6,23 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import {
+  Compactor,
+  Ids,
   Invariants,
   Message,
   ModelError,
+  Permissions,
   Pipeline,
   Retry,
   SessionState,
   TestModel,
   Tool,
+  ToolEvent,
   ToolRegistry,
   ToolRuntime,
   TurnLoop
 } from "@keel/core"
-import type { SdkMessage, TurnEvent } from "@keel/core"
+import type { TurnEvent } from "@keel/core"
 import { Chunk, type Context, Effect, Fiber, Layer, Random, Ref, Schema, Stream, TestClock } from "effect"
 
 type Event = TurnEvent.TurnEvent
@@ -47,7 +51,7 @@ const makeWork = (
     }
   })
 
-/** `Narrate`: sends one message to the session's output while it runs, then answers. */
+/** `Narrate`: reports one event (a subagent's prompt) to the turn's output while it runs, then answers. */
 const narrate = Tool.make({
   name: "Narrate",
   description: "Narrates",
@@ -55,15 +59,9 @@ const narrate = Tool.make({
   isReadOnly: true,
   call: (input, context) =>
     Effect.gen(function*() {
-      const message: SdkMessage.SdkMessage = {
-        type: "system",
-        subtype: "informational",
-        level: "info",
-        content: input.text,
-        uuid: "u-1",
-        session_id: "s-1"
+      if (context.emit !== undefined) {
+        yield* context.emit(ToolEvent.ToolEvent.SubagentPrompt({ message: Message.user(input.text) }))
       }
-      if (context.emit !== undefined) yield* context.emit(message)
       return "narrated"
     })
 })
@@ -87,7 +85,12 @@ const setup = (
     const layer = Layer.mergeAll(
       model,
       Pipeline.layerEmpty,
-      ToolRuntime.layer({ maxConcurrency: options.maxConcurrency ?? 10 }).pipe(Layer.provideMerge(ToolRegistry.layer(tools))),
+      Compactor.layerNone,
+      Ids.layerSeeded(1),
+      ToolRuntime.layer({ maxConcurrency: options.maxConcurrency ?? 10 }).pipe(
+        Layer.provideMerge(ToolRegistry.layer(tools)),
+        Layer.provideMerge(Permissions.layerAllowAll)
+      ),
       Layer.succeed(SessionState.SessionState, state)
     )
     return { log, state, context: yield* Layer.build(layer) } as const
@@ -293,7 +296,10 @@ describe("Tool execution", () => {
       const events = yield* runFor(context, 10_000)
       const progress = events.flatMap((e) => e._tag === "ToolProgress" ? [[e.toolUseId, e.toolName, e.elapsedSeconds]] : [])
       assert.deepStrictEqual(progress, [["long", "Look", 1], ["long", "Look", 2]])
-      const messages = events.flatMap((e) => (e._tag === "ToolMessage" ? [e.message] : []))
-      assert.deepStrictEqual(messages.map((m) => m.type === "system" && m.subtype === "informational" ? m.content : m.type), ["hello"])
+      const reported = events.flatMap((e) => (e._tag === "ToolReported" ? [[e.toolUseId, e.event]] as const : []))
+      assert.deepStrictEqual(
+        reported.map(([id, r]) => [id, r._tag === "SubagentPrompt" ? Message.toParam(r.message).content : r._tag]),
+        [["n", "hello"]]
+      )
     }))
 })

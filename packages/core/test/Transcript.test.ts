@@ -6,12 +6,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   ContextCollapse,
+  Ids,
   Message,
   Microcompact,
   SessionState,
   SessionStore,
   Snip,
   TestModel,
+  TokenUsage,
   Transcript,
   TranscriptEntry,
   TranscriptRecorder
@@ -29,7 +31,14 @@ const recorded = (id: string, messages: ReadonlyArray<Message.Message> = []) =>
   Effect.gen(function*() {
     const store = SessionStore.make({ home: "/keel", files: SessionStore.memoryFiles() })
     const state = yield* SessionState.make(id, messages)
-    const recorder = yield* TranscriptRecorder.make({ store, cwd, sessionId: id, state, primaryModel: Effect.succeed("claude-test") })
+    const recorder = yield* TranscriptRecorder.make({
+      store,
+      cwd,
+      sessionId: id,
+      state,
+      primaryModel: Effect.succeed("claude-test"),
+      uuid: Ids.seeded(1).uuid
+    })
     return { store, state, recorder, load: store.load(cwd, id) }
   })
 
@@ -128,11 +137,13 @@ describe("TranscriptRecorder", () => {
     Effect.gen(function*() {
       const { load, recorder, state } = yield* recorded("totals", [Message.user("hi")])
       yield* Ref.set(state.model, "claude-test")
-      yield* Ref.update(state.usage, (u) => SessionState.addUsage(u, "claude-test", new Message.Usage({ input_tokens: 7, output_tokens: 3 })))
+      yield* Ref.update(state.usage, (u) =>
+        TokenUsage.addTo(u, "claude-test", TokenUsage.fromResponse(new Message.Usage({ input_tokens: 7, output_tokens: 3 }))))
       yield* Ref.set(state.fileState, new Map([["/a", 1], ["/b", 2]]))
       yield* recorder.checkpoint()
       yield* Ref.set(state.model, "claude-fallback")
-      yield* Ref.update(state.usage, (u) => SessionState.addUsage(u, "claude-fallback", new Message.Usage({ input_tokens: 1, output_tokens: 1 })))
+      yield* Ref.update(state.usage, (u) =>
+        TokenUsage.addTo(u, "claude-fallback", TokenUsage.fromResponse(new Message.Usage({ input_tokens: 1, output_tokens: 1 }))))
       yield* Ref.update(state.fileState, (m) => new Map(m).set("/b", 5))
       yield* recorder.checkpoint()
       const loaded = yield* load

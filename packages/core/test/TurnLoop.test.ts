@@ -1,10 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
+  Compactor,
+  Ids,
   Invariants,
+  Permissions,
   Message,
   ModelError,
   Pipeline,
   SessionState,
+  Stage,
   TestModel,
   Tool,
   ToolRegistry,
@@ -53,7 +57,7 @@ const crashing = Tool.make({
 const setup = (
   script: ReadonlyArray<TestModel.ScriptItem>,
   extraTools: ReadonlyArray<Tool.Any> = [],
-  stages: ReadonlyArray<import("@keel/core").Stage.Stage> = []
+  stages: ReadonlyArray<Stage.Stage> = []
 ) =>
   Effect.gen(function*() {
     const log = yield* Ref.make<ReadonlyArray<string>>([])
@@ -62,7 +66,12 @@ const setup = (
     const layer = Layer.mergeAll(
       TestModel.layer(script),
       Pipeline.layer(stages),
-      ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer(tools))),
+      Compactor.layerNone,
+      Ids.layerSeeded(1),
+      ToolRuntime.layer().pipe(
+        Layer.provideMerge(ToolRegistry.layer(tools)),
+        Layer.provideMerge(Permissions.layerAllowAll)
+      ),
       Layer.succeed(SessionState.SessionState, state)
     )
     return { log, state, layer: yield* Layer.build(layer) } as const
@@ -314,16 +323,16 @@ describe("TurnLoop", () => {
   it.scoped("pipeline stages run before each call, in order; a stage that breaks the invariants is discarded", () =>
     Effect.gen(function*() {
       const seen: Array<string> = []
-      const tag: import("@keel/core").Stage.Stage = {
-        name: "tag",
+      const tag: Stage.Stage = {
+        id: Stage.id("tag"),
         run: (messages, context) =>
           Effect.sync(() => {
             seen.push(`tag ${context.iteration} ${messages.length}`)
             return { messages: [Message.user("[tagged]"), ...messages.slice(1)], report: "replaced the first message" }
           })
       }
-      const breaker: import("@keel/core").Stage.Stage = {
-        name: "breaker",
+      const breaker: Stage.Stage = {
+        id: Stage.id("breaker"),
         run: (messages) =>
           Effect.sync(() => {
             seen.push(`breaker ${messages.length}`)

@@ -69,7 +69,7 @@ export interface Options {
 
 /** The Bash tool over the platform's command executor and file system, with `options`. @category Constructors */
 export const makeWith = (options: Options): Effect.Effect<
-  Tool.Tool<typeof Input.Type>,
+  Tool.Tool<typeof Input.Type, SessionState.SessionState>,
   never,
   CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
 > => Effect.gen(function*() {
@@ -86,8 +86,8 @@ export const makeWith = (options: Options): Effect.Effect<
     cancelsSiblingsOnError: true,
     call: (input, toolContext) =>
       Effect.scoped(Effect.gen(function*() {
-        const state = yield* Effect.serviceOption(SessionState.SessionState)
-        const carried = Option.isSome(state) ? yield* Ref.get(state.value.shellCwd) : undefined
+        const state = yield* SessionState.SessionState
+        const carried = yield* Ref.get(state.shellCwd)
         const cwd = carried ?? toolContext.cwd
         const cwdFile = path.join(os.tmpdir(), `keel-cwd-${process.pid}-${toolContext.toolUseId.replace(/\W/g, "_")}`)
         const script = `${input.command}\n__keel_exit=$?\npwd -P > ${quote(cwdFile)} 2>/dev/null\nexit $__keel_exit`
@@ -111,8 +111,8 @@ export const makeWith = (options: Options): Effect.Effect<
         yield* Fiber.joinAll(readers).pipe(Effect.timeout(KILL_GRACE), Effect.ignore)
         const newCwd = yield* fs.readFileString(cwdFile).pipe(Effect.option)
         yield* Effect.ignore(fs.remove(cwdFile))
-        if (Option.isSome(state) && Option.isSome(newCwd) && newCwd.value.trim() !== "") {
-          yield* Ref.set(state.value.shellCwd, newCwd.value.trim())
+        if (Option.isSome(newCwd) && newCwd.value.trim() !== "") {
+          yield* Ref.set(state.shellCwd, newCwd.value.trim())
         }
         const stdout = out.join("").replace(/\n+$/, "")
         const stderr = err.join("").replace(/\n+$/, "")
@@ -133,7 +133,7 @@ export const makeWith = (options: Options): Effect.Effect<
 
 /** The Bash tool over the platform's command executor and file system. @category Constructors */
 export const make: Effect.Effect<
-  Tool.Tool<typeof Input.Type>,
+  Tool.Tool<typeof Input.Type, SessionState.SessionState>,
   never,
   CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
 > = makeWith({})

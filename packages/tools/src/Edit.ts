@@ -7,7 +7,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Tool } from "@keel/core"
+import { type SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileWrites from "./FileWrites.js"
@@ -34,7 +34,7 @@ const count = (text: string, part: string): number => {
 }
 
 /** The Edit tool over the platform's file system. @category Constructors */
-export const make: Effect.Effect<Tool.Tool<typeof Input.Type>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(
+export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(
   function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path

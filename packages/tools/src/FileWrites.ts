@@ -7,7 +7,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { FileState, Tool } from "@keel/core"
+import { FileState, type SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 
 const mtimeOf = (info: FileSystem.File.Info) => (info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
@@ -27,7 +27,10 @@ export const statIfExists = (fs: FileSystem.FileSystem, file: string) =>
  *
  * @category Checks
  */
-export const requireFreshRead = (file: string, info: FileSystem.File.Info) =>
+export const requireFreshRead = (
+  file: string,
+  info: FileSystem.File.Info
+): Effect.Effect<void, Tool.ToolError, SessionState.SessionState> =>
   Effect.gen(function*() {
     if (info.type === "Directory") return yield* Tool.fail(`${file} is a directory, not a file.`)
     const seen = yield* FileState.lastSeen(file)
@@ -42,7 +45,12 @@ export const requireFreshRead = (file: string, info: FileSystem.File.Info) =>
   })
 
 /** Writes `content` to `file` atomically, creating parent folders, and records the new mtime. @category Writing */
-export const writeAtomically = (fs: FileSystem.FileSystem, path: Path.Path, file: string, content: string) =>
+export const writeAtomically = (
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  file: string,
+  content: string
+): Effect.Effect<void, Tool.ToolError, SessionState.SessionState> =>
   Effect.gen(function*() {
     const dir = path.dirname(file)
     const temp = path.join(dir, `.${path.basename(file)}.keel-${process.pid}-${Date.now().toString(36)}.tmp`)

@@ -11,7 +11,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { FileState, Message, Tool } from "@keel/core"
+import { FileState, Message, type SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -139,7 +139,7 @@ const pdfOutput = (file: string, bytes: Uint8Array): Effect.Effect<Tool.ToolOutp
 }
 
 /** The Read tool over the platform's file system. @category Constructors */
-export const make: Effect.Effect<Tool.Tool<typeof Input.Type>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(
+export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(
   function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path

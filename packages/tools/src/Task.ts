@@ -1,48 +1,46 @@
 /**
  * `Task` (`description`, `prompt`, `subagent_type`, `model`): runs a subagent, with Claude Code's
- * name and input. The subagent is a nested `Session` with its own transcript (it sees only the
- * prompt, never the parent's conversation), its own system prompt, and a restricted tool set (see
- * `Subagents`: `general-purpose` gets every tool of its parent but `Task`, `Explore` only `Read`,
- * `Glob` and `Grep`). Its final answer is the tool result; a subagent that fails (model error, its
- * budget of model calls spent, stopped) gives an error result saying so.
+ * name and input. The subagent is a turn of its own (`TurnLoop`) over a conversation of its own
+ * (it sees only the prompt, never the parent's conversation), with its own system prompt and a
+ * restricted tool set (see `Subagents`: `general-purpose` gets every tool of its parent but `Task`,
+ * `Explore` only `Read`, `Glob` and `Grep`). Its final answer is the tool result; a subagent that
+ * fails (model error, its budget of model calls spent, stopped) gives an error result saying so.
  *
- * While it runs, its `assistant` and `user` messages (and `tool_progress` ticks) go to the parent's
- * output through `ToolContext.emit`, with `parent_tool_use_id` set to this call's id and the
- * parent's `session_id` (preceded by a `user` message holding the prompt); its `system`/`init` and
- * `result` do not. Its token usage (and API time, and permission denials) is added to the parent's
- * `SessionState` when it ends, however it ends, so the parent's `modelUsage` and `total_cost_usd`
- * include it. Interrupting the call interrupts the subagent's turn: its model stream and its tools.
+ * While it runs, its prompt and its turn's events go to the parent's output through
+ * `ToolContext.emit` (the session shows its answers, tool results and progress with
+ * `parent_tool_use_id` set to this call's id). Its token usage (and API time, and permission
+ * denials) is added to the parent's `SessionState` when it ends, however it ends, so the parent's
+ * `modelUsage` and `total_cost_usd` include it. Interrupting the call interrupts the subagent's turn:
+ * its model stream and its tools.
  *
- * Design: the subagent is built at call time from the services of the session that runs the call,
- * read from the call's context (tools run inside their session's context): its `ModelClient`,
- * `Pipeline`, `ToolRegistry` (the tools to choose from), `Permissions` (so the subagent's calls are
- * checked by the parent's rules and mode, through `ToolRuntime.make(registry, options,
- * permissions)`), `SessionState` and `Compactor`. Typed dependencies of `make` would not cover
- * them: the registry cannot be a dependency of a tool inside it, the state is per session, and a
- * `ModelClient` captured when the tool set is built could differ from the one of the session that
- * runs the call. This way a subagent always uses exactly what its parent uses, and
- * `BuiltinTools.layer` keeps its requirements; outside a session a call fails, naming what is
- * missing. The tool is read-only for permissions (as in Claude Code): it changes nothing itself, and
- * each call of its subagent is checked on its own.
+ * The subagent runs on the services of the turn that runs the call, which are in the call's
+ * requirements: the parent's `ModelClient`, `Pipeline`, `Compactor`, `Permissions` (each call of
+ * the subagent is checked by the parent's rules and mode) and `Ids`, and the parent's
+ * `ToolRegistry` to choose its tools from. The tool is read-only for permissions (as in Claude
+ * Code): it changes nothing itself, and each call of its subagent is checked on its own.
  *
  * @since 0.1.0
  */
 import {
   AnthropicModel,
+  type Compactor,
+  Ids,
   Message,
-  ModelClient,
+  ModelError,
+  type ModelClient,
   Permissions,
-  Pipeline,
-  type SdkMessage,
+  type Pipeline,
   Session,
   SessionState,
+  TokenUsage,
   Tool,
+  ToolEvent,
   ToolRegistry,
-  ToolRuntime
+  ToolRuntime,
+  type TurnEvent,
+  TurnLoop
 } from "@keel/core"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -105,57 +103,83 @@ const describeTool = (agents: ReadonlyArray<Subagents.Definition>): string =>
 const modelFor = (
   named: string | undefined,
   option: string | undefined,
-  parent: SessionState.Service | undefined
+  parent: SessionState.Service
 ): Effect.Effect<string> =>
   Effect.gen(function*() {
     if (named !== undefined) return Subagents.resolveModel(named)
     if (option !== undefined) return option
-    const current = parent === undefined ? undefined : yield* Ref.get(parent.model)
+    const current = yield* Ref.get(parent.model)
     return current ?? (yield* Effect.orElseSucceed(AnthropicModel.modelConfig, () => AnthropicModel.DEFAULT_MODEL))
   })
 
-/** What a subagent's `result` makes of the call: its answer, or why there is none. */
+/** What the subagent's end makes of the call: its answer, or why there is none. */
 const outcome = (
   agent: Subagents.Definition,
   maxTurns: number,
-  result: SdkMessage.Result | undefined
+  end: Extract<TurnEvent.TurnEvent, { _tag: "TurnComplete" }> | undefined
 ): Effect.Effect<string, Tool.ToolError> => {
   const who = `The ${agent.agentType} subagent`
-  if (result === undefined) return Tool.fail(`${who} ended without a result.`)
-  switch (result.subtype) {
-    case "success":
-      return result.is_error
-        ? Tool.fail(`${who} failed: ${result.result ?? "the model call failed"}`)
-        : Effect.succeed(result.result ?? "")
-    case "error_max_turns":
-      return Tool.fail(
-        `${who} stopped without a final answer: it reached its limit of ${maxTurns} model calls. ` +
-          "Give it a narrower task, or do the rest yourself."
-      )
-    case "error_max_budget_usd":
-      return Tool.fail(`${who} stopped without a final answer: ${result.errors?.join("; ") ?? "the budget is spent"}`)
-    case "error_during_execution":
-      return Tool.fail(
-        `${who} stopped without a final answer: ${result.errors?.join("; ") ?? result.result ?? "unknown error"}`
+  const stopped = (why: string) => Tool.fail(`${who} stopped without a final answer: ${why}`)
+  if (end === undefined) return Tool.fail(`${who} ended without a result.`)
+  switch (end.reason) {
+    case "completed":
+      return Effect.succeed(end.lastMessage?.text ?? "")
+    case "model_error":
+      return Tool.fail(`${who} failed: API Error: ${end.error === undefined ? "the model call failed" : ModelError.describe(end.error)}`)
+    case "max_turns":
+      return stopped(`it reached its limit of ${maxTurns} model calls. Give it a narrower task, or do the rest yourself.`)
+    case "aborted_streaming":
+    case "aborted_tools":
+      return stopped("Interrupted by user")
+    case "budget_exhausted":
+    case "max_output_tokens":
+      return stopped(end.message ?? end.reason)
+    case "prompt_too_long":
+      return stopped(
+        `${end.message ?? (end.error !== undefined ? ModelError.describe(end.error) : "The prompt is too long")}. ` +
+          "Its conversation no longer fits the context window."
       )
   }
 }
-
-/** The messages of the subagent that go to the parent's output: those that carry `parent_tool_use_id`. */
-const forwarded = (
-  message: SdkMessage.SdkMessage
-): message is SdkMessage.Assistant | SdkMessage.User | SdkMessage.ToolProgress =>
-  message.type === "assistant" || message.type === "user" || message.type === "tool_progress"
 
 /** Adds what the subagent used to its parent's totals. */
 const addToParent = (parent: SessionState.Service, child: SessionState.Service): Effect.Effect<void> =>
   Effect.gen(function*() {
     const usage = yield* Ref.get(child.usage)
-    yield* Ref.update(parent.usage, (u) => SessionState.mergeUsage(u, usage))
+    yield* Ref.update(parent.usage, (u) => TokenUsage.merge(u, usage))
     const apiMs = yield* Ref.get(child.apiDurationMs)
     yield* Ref.update(parent.apiDurationMs, (d) => d + apiMs)
     const denials = yield* Ref.get(child.permissionDenials)
     if (denials.length > 0) yield* Ref.update(parent.permissionDenials, (ds) => [...ds, ...denials])
+  })
+
+/** The services a subagent runs on: the turn's that runs the call. */
+type Requirements =
+  | SessionState.SessionState
+  | ModelClient.ModelClient
+  | Pipeline.Pipeline
+  | Compactor.Compactor
+  | ToolRegistry.ToolRegistry
+  | Permissions.Permissions
+  | Ids.Ids
+
+/** The subagent's turn: its events reported to the parent's output as they come, its end returned. */
+const runSubagent = (
+  turn: TurnLoop.Options,
+  emit: ((event: ToolEvent.ToolEvent) => Effect.Effect<void>) | undefined
+) =>
+  Effect.gen(function*() {
+    let end: Extract<TurnEvent.TurnEvent, { _tag: "TurnComplete" }> | undefined
+    yield* TurnLoop.run(turn).pipe(
+      Stream.runForEach((event) => {
+        if (event._tag === "TurnComplete") {
+          end = event
+          return Effect.void
+        }
+        return emit === undefined ? Effect.void : emit(ToolEvent.ToolEvent.SubagentEvent({ event }))
+      })
+    )
+    return end
   })
 
 /**
@@ -163,7 +187,7 @@ const addToParent = (parent: SessionState.Service, child: SessionState.Service):
  *
  * @category Constructors
  */
-export const make = (options: Options = {}): Tool.Tool<typeof Input.Type> => {
+export const make = (options: Options = {}): Tool.Tool<typeof Input.Type, Requirements> => {
   const agents = options.agents ?? Subagents.builtin
   return Tool.make({
     name: Subagents.TASK_TOOL_NAME,
@@ -180,63 +204,35 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type> => {
             `Agent type '${agentType}' not found. Available agents: ${agents.map((a) => a.agentType).join(", ")}`
           )
         }
-        const services = yield* Effect.context<never>()
-        const client = Context.getOption(services, ModelClient.ModelClient)
-        const pipeline = Context.getOption(services, Pipeline.Pipeline)
-        const parentTools = Context.getOption(services, ToolRegistry.ToolRegistry)
-        if (Option.isNone(client) || Option.isNone(pipeline) || Option.isNone(parentTools)) {
-          const missing = [
-            ...(Option.isNone(client) ? ["ModelClient"] : []),
-            ...(Option.isNone(pipeline) ? ["Pipeline"] : []),
-            ...(Option.isNone(parentTools) ? ["ToolRegistry"] : [])
-          ]
-          const list = missing.length === 1 ? missing[0] : `${missing.slice(0, -1).join(", ")} and ${missing.at(-1)}`
-          return yield* Tool.fail(`Task runs subagents inside a session, and this call's context lacks its ${list}.`)
-        }
-        const permissions = Option.getOrUndefined(Context.getOption(services, Permissions.Permissions))
-        const parent = Option.getOrUndefined(Context.getOption(services, SessionState.SessionState))
-
-        const registry = ToolRegistry.make(Subagents.toolsFor(agent, parentTools.value.tools))
+        const parent = yield* SessionState.SessionState
+        const parentTools = yield* ToolRegistry.ToolRegistry
+        const ids = yield* Ids.Ids
+        const registry = ToolRegistry.make(Subagents.toolsFor(agent, parentTools.tools))
         const maxConcurrency = yield* Effect.orElseSucceed(ToolRuntime.maxConcurrencyConfig, () => 10)
-        const runtime = ToolRuntime.make(registry, { maxConcurrency }, permissions)
+        const runtime = ToolRuntime.make(registry, yield* Permissions.Permissions, { maxConcurrency })
         const model = yield* modelFor(input.model ?? agent.model, options.model, parent)
         const maxTurns = agent.maxTurns ?? options.maxTurns ?? DEFAULT_MAX_TURNS
-
-        const session = yield* Session.make({
+        // A message, not a string: the model's prompt is not a user's input (no slash commands, no @ mentions).
+        const prompt = Message.user(input.prompt)
+        const child = yield* SessionState.make(ids.uuid(), [prompt])
+        if (context.emit !== undefined) yield* context.emit(ToolEvent.ToolEvent.SubagentPrompt({ message: prompt }))
+        const run = runSubagent({
           model,
+          maxTokens: Session.DEFAULT_MAX_TOKENS,
+          maxTurns,
+          system: agent.systemPrompt(context.cwd),
           cwd: context.cwd,
-          systemPrompt: agent.systemPrompt(context.cwd),
-          maxTurns
-        }).pipe(Effect.provide(
-          Context.make(ModelClient.ModelClient, client.value).pipe(
-            Context.add(Pipeline.Pipeline, pipeline.value),
-            Context.add(ToolRegistry.ToolRegistry, registry),
-            Context.add(ToolRuntime.ToolRuntime, runtime)
-          )
-        ))
-
-        const stamp = { parent_tool_use_id: context.toolUseId, session_id: parent?.sessionId ?? session.sessionId }
-        const emit = context.emit
-        let result: SdkMessage.Result | undefined
-        const run = Effect.gen(function*() {
-          if (emit !== undefined) {
-            const prompt = Message.toParam(Message.user(input.prompt))
-            yield* emit({ type: "user", message: prompt, uuid: crypto.randomUUID(), ...stamp })
-          }
-          // A message, not a string: the model's prompt is not a user's input (no slash commands, no @ mentions).
-          yield* session.submit(Message.user(input.prompt)).pipe(Stream.runForEach((message) => {
-            if (message.type === "result") {
-              result = message
-              return Effect.void
-            }
-            return emit !== undefined && forwarded(message) ? emit({ ...message, ...stamp }) : Effect.void
-          }))
-        })
-        yield* parent === undefined ? run : Effect.ensuring(run, addToParent(parent, session.state))
-        return yield* outcome(agent, maxTurns, result)
+          emitStreamEvents: false
+        }, context.emit).pipe(
+          Effect.provideService(SessionState.SessionState, child),
+          Effect.provideService(ToolRegistry.ToolRegistry, registry),
+          Effect.provideService(ToolRuntime.ToolRuntime, runtime)
+        )
+        const end = yield* Effect.ensuring(run, addToParent(parent, child))
+        return yield* outcome(agent, maxTurns, end)
       })
   })
 }
 
 /** The Task tool with the built-in subagent types. @category Constructors */
-export const tool: Tool.Tool<typeof Input.Type> = make()
+export const tool: Tool.Tool<typeof Input.Type, Requirements> = make()

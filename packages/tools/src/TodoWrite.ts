@@ -9,7 +9,6 @@
  */
 import { SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 
@@ -58,7 +57,7 @@ export const problem = (todos: ReadonlyArray<SessionState.Todo>): string | undef
 }
 
 /** The TodoWrite tool. @category Constructors */
-export const tool: Tool.Tool<typeof Input.Type> = Tool.make({
+export const tool: Tool.Tool<typeof Input.Type, SessionState.SessionState> = Tool.make({
   name: "TodoWrite",
   description,
   input: Input,
@@ -67,13 +66,10 @@ export const tool: Tool.Tool<typeof Input.Type> = Tool.make({
   isConcurrencySafe: false,
   call: (input) =>
     Effect.gen(function*() {
-      const state = yield* Effect.serviceOption(SessionState.SessionState)
-      if (Option.isNone(state)) {
-        return yield* Tool.fail("TodoWrite keeps a session's task list, and there is no session here.")
-      }
+      const state = yield* SessionState.SessionState
       const wrong = problem(input.todos)
       if (wrong !== undefined) return yield* Tool.fail(wrong)
-      yield* Ref.set(state.value.todos, input.todos)
+      yield* Ref.set(state.todos, input.todos)
       return SUCCESS
     })
 })

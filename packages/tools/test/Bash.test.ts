@@ -4,7 +4,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Message, SessionState, ToolRegistry, ToolRuntime } from "@keel/core"
+import { Message, Permissions, SessionState, ToolRegistry, ToolRuntime } from "@keel/core"
 import { Bash, BashReadOnly } from "@keel/tools"
 import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import { spawnSync } from "node:child_process"
@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { err, ok } from "./support/Outcome.js"
+import { callServices } from "./support/Calls.js"
 import { alive } from "./support/Processes.js"
 
 const tempDir = () => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "keel-bash-")))
@@ -119,7 +120,8 @@ describe("Bash in the tool runtime", () => {
       const dir = tempDir()
       const marker = `${Math.floor(Math.random() * 1000) + 100}.${process.pid}`
       const tool = yield* Bash.make
-      const runtime = ToolRuntime.make(ToolRegistry.make([tool]), { maxConcurrency: 10 })
+      // No permission checks (every call runs): the explicit allow-all policy.
+      const runtime = ToolRuntime.make(ToolRegistry.make([tool]), yield* Permissions.Permissions, { maxConcurrency: 10 })
       const call = (id: string, command: string) => ({ block: new Message.ToolUseBlock({ id, name: "Bash", input: { command } }) })
       const events = yield* runtime.run([
         call("slow", `sleep ${marker}`),
@@ -142,5 +144,5 @@ describe("Bash in the tool runtime", () => {
         yield* Effect.sleep("100 millis")
       }
       assert.strictEqual(survivors, "")
-    }).pipe(Effect.provide(session)))
+    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, callServices()))))
 })

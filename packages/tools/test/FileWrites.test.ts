@@ -14,8 +14,8 @@ import { err, ok } from "./support/Outcome.js"
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), "keel-writes-"))
 
-/** Runs one tool call inside `state`'s session, in `cwd`. */
-const call = <I>(make: Effect.Effect<Tool.Tool<I>, never, any>, input: I, cwd: string) =>
+/** Runs one tool call in `cwd`, inside the session state in context. */
+const call = <I, R>(make: Effect.Effect<Tool.Tool<I, R>, never, any>, input: I, cwd: string) =>
   Effect.flatMap(make, (tool) => tool.call(input, { toolUseId: "t", cwd })).pipe(Effect.either)
 
 
@@ -96,12 +96,44 @@ describe("Edit", () => {
       assert.include(err(yield* call(Edit.make, { file_path: path.join(dir, "nope.txt"), old_string: "a", new_string: "b" }, dir)), "does not exist")
     }).pipe(Effect.provide(session)))
 
-  it.effect("outside a session nothing counts as read", () =>
+  it.effect("a read counts only in its own session: in another session the file has not been read", () =>
     Effect.gen(function*() {
       const dir = tempDir()
       const file = path.join(dir, "a.txt")
       fs.writeFileSync(file, "a\n")
-      ok(yield* call(Read.make, { file_path: file }, dir))
-      assert.include(err(yield* call(Edit.make, { file_path: file, old_string: "a", new_string: "b" }, dir)), "has not been read")
+      ok(yield* call(Read.make, { file_path: file }, dir).pipe(
+        Effect.provideService(SessionState.SessionState, yield* SessionState.make("reader"))
+      ))
+      assert.include(
+        err(yield* call(Edit.make, { file_path: file, old_string: "a", new_string: "b" }, dir).pipe(
+          Effect.provideService(SessionState.SessionState, yield* SessionState.make("editor"))
+        )),
+        "has not been read"
+      )
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "a\n")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("outside a session a file tool cannot be called: the session state is a requirement of its calls", () =>
+    Effect.gen(function*() {
+      const edit = yield* Edit.make
+      const read = yield* Read.make
+      const write = yield* Write.make
+      // Run with no SessionState: the compiler refuses each (the state is in the calls' requirements).
+      const run = <A, E>(_: Effect.Effect<A, E, never>) => undefined
+      // @ts-expect-error Edit's call requires SessionState
+      run(edit.call({ file_path: "a", old_string: "a", new_string: "b" }, { toolUseId: "t", cwd: "/" }))
+      // @ts-expect-error Read's call requires SessionState
+      run(read.call({ file_path: "a" }, { toolUseId: "t", cwd: "/" }))
+      // @ts-expect-error Write's call requires SessionState
+      run(write.call({ file_path: "a", content: "" }, { toolUseId: "t", cwd: "/" }))
+      // With a session state they compile: the state is all they lack.
+      const state = yield* SessionState.make("s")
+      run(edit.call({ file_path: "a", old_string: "a", new_string: "b" }, { toolUseId: "t", cwd: "/" }).pipe(
+        Effect.provideService(SessionState.SessionState, state)
+      ))
+      run(read.call({ file_path: "a" }, { toolUseId: "t", cwd: "/" }).pipe(Effect.provideService(SessionState.SessionState, state)))
+      run(write.call({ file_path: "a", content: "" }, { toolUseId: "t", cwd: "/" }).pipe(
+        Effect.provideService(SessionState.SessionState, state)
+      ))
     }).pipe(Effect.provide(NodeContext.layer)))
 })

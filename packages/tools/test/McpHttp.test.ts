@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { freePort, remote, startEverythingHttp, statusOf, tempDir, toolOf } from "./support/Mcp.js"
+import { callServices } from "./support/Calls.js"
 
 const context = (cwd: string) => ({ toolUseId: "toolu_1", cwd })
 
@@ -45,7 +46,7 @@ describe("McpServers over HTTP", () => {
       yield* Effect.promise(server.stop)
       const error = yield* echo.call({ message: "anyone?" }, context(dir)).pipe(Effect.flip)
       assert.match(error.message, /^MCP server web: calling echo failed: fetch failed \(ECONNREFUSED\)$/)
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 
   it.live("a server that answers 401 is needs-auth, with what to do; the config's headers are sent", () =>
     Effect.gen(function*() {

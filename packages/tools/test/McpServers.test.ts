@@ -10,6 +10,7 @@ import { Deferred, Effect, Exit, Fiber, Scope, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { alive, eventually, everything, statusOf, stdio, tempDir, testServer, toolOf } from "./support/Mcp.js"
+import { callServices } from "./support/Calls.js"
 
 const context = (cwd: string) => ({ toolUseId: "toolu_1", cwd })
 
@@ -42,7 +43,7 @@ describe("McpServers", () => {
       assert.deepStrictEqual(schema.required, ["message"])
       assert.strictEqual(yield* echo.call({ message: "hello" }, context(dir)), "Echo: hello")
       assert.isTrue(alive(everythingStatus.pid!))
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 
   it.live("a server that cannot start is reported failed, with why, and the others still connect", () =>
     Effect.gen(function*() {
@@ -63,7 +64,7 @@ describe("McpServers", () => {
       )
       assert.deepStrictEqual(all.slice(0, 3).map((s) => s.tools), [[], [], []])
       assert.strictEqual(yield* toolOf(service, "mcp__good__echo").call({ text: "still here" }, context(dir)), "still here")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 
   it.scoped("a server that does not answer within the start-up timeout fails (under TestClock), and its process is ended", () =>
     Effect.gen(function*() {
@@ -120,7 +121,7 @@ describe("McpServers", () => {
       assert.isTrue(pids.every(alive))
       yield* Fiber.interrupt(fiber)
       assert.deepStrictEqual(pids.map(alive), [false, false])
-    }))
+    }).pipe(Effect.provide(callServices())))
 
   it.live("a server that crashes mid-session: its tools fail naming it, it turns failed, the other servers go on", () =>
     Effect.gen(function*() {
@@ -138,7 +139,7 @@ describe("McpServers", () => {
       const later = yield* toolOf(service, "mcp__flaky__echo").call({ text: "hi" }, context(dir)).pipe(Effect.flip)
       assert.strictEqual(later.message, crash.message)
       assert.strictEqual(yield* toolOf(service, "mcp__everything__echo").call({ message: "on" }, context(dir)), "Echo: on")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 
   it.live("a server killed from outside while a call waits: the call fails at once naming the server", () =>
     Effect.gen(function*() {
@@ -149,5 +150,5 @@ describe("McpServers", () => {
       process.kill(pid, "SIGKILL")
       const error = yield* Fiber.join(call)
       assert.strictEqual(error.message, "MCP server flaky is not connected: the server process exited")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 })

@@ -11,6 +11,7 @@ import { Effect, Fiber, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { eventually, everything, filesystem, stdio, tempDir, testServer, toolOf } from "./support/Mcp.js"
+import { callServices } from "./support/Calls.js"
 
 const context = (cwd: string) => ({ toolUseId: "toolu_1", cwd })
 
@@ -40,7 +41,7 @@ describe("McpTool", () => {
       assert.isTrue((img.source as { data: string }).data.startsWith("iVBORw0KGgo"))
       const links = yield* toolOf(service, "mcp__everything__get-resource-links").call({ count: 2 }, context(dir))
       assert.include(links as string, "[Resource link: Blob Resource 1] demo://resource/dynamic/blob/1")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 
   it.live("server-filesystem in a temp folder: reading tools are read-only, writing ones are not, and both work", () =>
     Effect.gen(function*() {
@@ -62,7 +63,7 @@ describe("McpTool", () => {
       assert.include(outside.message, "Access denied - path outside allowed directories")
       const listing = yield* toolOf(service, "mcp__fs__list_directory").call({ path: dir }, context(dir))
       assert.include(listing as string, "[FILE] notes.txt")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 
   it.live("error results fail with their text; structured content becomes JSON; a normalised name calls the real one", () =>
     Effect.gen(function*() {
@@ -72,7 +73,7 @@ describe("McpTool", () => {
       assert.strictEqual(yield* toolOf(service, "mcp__t__structured").call({}, context(dir)), "{\"answer\":42}")
       assert.strictEqual(yield* toolOf(service, "mcp__t__weird_name_v2").call({}, context(dir)), "weird ok")
       assert.isFalse(toolOf(service, "mcp__t__write").isReadOnly({}), "no readOnlyHint: asks for permission")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 
   it.live("output is capped at MAX_MCP_OUTPUT_TOKENS (default 25,000 tokens, 100,000 characters), with a note", () =>
     Effect.gen(function*() {
@@ -87,7 +88,7 @@ describe("McpTool", () => {
         yield* toolOf(small, "mcp__t__big").call({ chars: 1000 }, context(dir)),
         "x".repeat(40) + "\n\n" + McpResult.truncationNote(10)
       )
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 
   it("the cap counts an image as 1,600 tokens and drops images past it", () => {
     const image = new Message.ImageBlock({ source: { type: "base64", media_type: "image/png", data: "AAAA" } })
@@ -119,7 +120,7 @@ describe("McpTool", () => {
       )
       yield* eventually(() => fs.readFileSync(cancelFile, "utf8").includes("cancelled"), "the server to see the cancellation")
       assert.match(fs.readFileSync(cancelFile, "utf8"), /^started (\d+)\ncancelled \1\n$/)
-    }))
+    }).pipe(Effect.provide(callServices())))
 
   it.live("interrupting a call cancels it on the server; the server keeps serving", () =>
     Effect.gen(function*() {
@@ -131,5 +132,5 @@ describe("McpTool", () => {
       yield* Fiber.interrupt(call)
       yield* eventually(() => fs.readFileSync(cancelFile, "utf8").includes("cancelled"), "the server to see the cancellation")
       assert.strictEqual(yield* toolOf(service, "mcp__t__echo").call({ text: "after" }, context(dir)), "after")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(callServices())))
 })

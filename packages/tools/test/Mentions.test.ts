@@ -6,7 +6,21 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Invariants, Message, Pipeline, Session, TestModel, ToolRegistry, ToolRuntime } from "@keel/core"
+import {
+  BuiltinCommands,
+  ContextAssembly,
+  ContextManagement,
+  Ids,
+  Invariants,
+  Message,
+  Permissions,
+  Session,
+  SessionStore,
+  TestModel,
+  ToolRegistry,
+  ToolRuntime
+} from "@keel/core"
+import { Testing } from "@keel/core/testing"
 import type { SdkMessage } from "@keel/core"
 import { BuiltinTools, Read } from "@keel/tools"
 import { Chunk, Effect, Layer, Ref, Stream } from "effect"
@@ -25,11 +39,23 @@ const project = () => {
   return dir
 }
 
+/**
+ * A session's services over the built-in tools (or those in `only`): the scripted model, no context
+ * stages or compaction, every call allowed, the short built-in prompt, nothing persisted, the
+ * built-in commands, seeded ids.
+ */
 const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>, only?: ReadonlyArray<string>) =>
   Layer.mergeAll(
     TestModel.layer(script),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(BuiltinTools.layer(only)))
+    ContextManagement.layerNone,
+    ToolRuntime.layer().pipe(
+      Layer.provideMerge(BuiltinTools.layer(only)),
+      Layer.provideMerge(Permissions.layerAllowAll)
+    ),
+    ContextAssembly.layerMinimal,
+    SessionStore.layerNoop,
+    BuiltinCommands.layer,
+    Ids.layerSeeded(Testing.SEED)
   ).pipe(Layer.provideMerge(NodeContext.layer))
 
 const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) =>
@@ -43,7 +69,7 @@ const promptOf = (request: { readonly messages: ReadonlyArray<Message.Message> }
 const reply = TestModel.text("Seen.", { model: "claude-sonnet-4-6" })
 
 describe("@path mentions in a session", () => {
-  it.effect("a text file is attached after the prompt as the Read call and its numbered lines", () => {
+  it.scoped("a text file is attached after the prompt as the Read call and its numbered lines", () => {
     const dir = project()
     return Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-sonnet-4-6", cwd: dir })
@@ -57,7 +83,7 @@ describe("@path mentions in a session", () => {
     }).pipe(Effect.provide(layerFor([reply])))
   })
 
-  it.effect("an image is attached as an image block", () => {
+  it.scoped("an image is attached as an image block", () => {
     const dir = project()
     return Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-sonnet-4-6", cwd: dir })
@@ -72,7 +98,7 @@ describe("@path mentions in a session", () => {
     }).pipe(Effect.provide(layerFor([reply])))
   })
 
-  it.effect("a missing file stays as text, with a warning; the prompt still goes to the model", () => {
+  it.scoped("a missing file stays as text, with a warning; the prompt still goes to the model", () => {
     const dir = project()
     return Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-sonnet-4-6", cwd: dir })
@@ -88,7 +114,7 @@ describe("@path mentions in a session", () => {
     }).pipe(Effect.provide(layerFor([reply])))
   })
 
-  it.effect("a quoted path may hold spaces", () => {
+  it.scoped("a quoted path may hold spaces", () => {
     const dir = project()
     return Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-sonnet-4-6", cwd: dir })
@@ -99,12 +125,12 @@ describe("@path mentions in a session", () => {
     }).pipe(Effect.provide(layerFor([reply])))
   })
 
-  it.effect("a mentioned file counts as read: the model's Edit of it works without a Read", () => {
+  it.scoped("a mentioned file counts as read: the model's Edit of it works without a Read", () => {
     const dir = project()
     return Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-sonnet-4-6", cwd: dir })
       const messages = yield* collect(session.submit("in @README.md say goats"))
-      assert.isTrue((yield* Ref.get(session.state.fileState)).has(path.join(dir, "README.md")))
+      assert.isTrue((yield* Ref.get((yield* session.state).fileState)).has(path.join(dir, "README.md")))
       const results = messages.filter((m): m is SdkMessage.User => m.type === "user")
       assert.deepStrictEqual(results[0]!.message.content, [{
         type: "tool_result",
@@ -112,7 +138,7 @@ describe("@path mentions in a session", () => {
         content: `The file ${dir}/README.md has been updated.`
       }])
       assert.strictEqual(fs.readFileSync(path.join(dir, "README.md"), "utf8"), "# Demo\nIt counts goats.\n")
-      assert.deepStrictEqual(Invariants.violations(yield* Ref.get(session.state.messages)), [])
+      assert.deepStrictEqual(Invariants.violations(yield* Ref.get((yield* session.state).messages)), [])
     }).pipe(Effect.provide(layerFor([
       TestModel.reply([
         TestModel.toolUse("Edit", {
@@ -125,7 +151,7 @@ describe("@path mentions in a session", () => {
     ])))
   })
 
-  it.effect("files are attached by the mention reader even when the model is not offered Read", () => {
+  it.scoped("files are attached by the mention reader even when the model is not offered Read", () => {
     const dir = project()
     return Effect.gen(function*() {
       const registry = yield* ToolRegistry.ToolRegistry

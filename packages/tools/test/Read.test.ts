@@ -19,10 +19,13 @@ const write = (name: string, content: string | Uint8Array) => {
   return file
 }
 
+/** The platform and a fresh session state (Read records what it reads in the session). */
+const session = Layer.merge(NodeContext.layer, Layer.effect(SessionState.SessionState, SessionState.make("s")))
+
 const read = (input: { file_path: string; offset?: number; limit?: number }) =>
   Effect.flatMap(Read.make, (tool) => tool.call(input, { toolUseId: "t", cwd: dir })).pipe(
     Effect.either,
-    Effect.provide(NodeContext.layer)
+    Effect.provide(session)
   )
 
 /** The content blocks of a call expected to succeed with blocks. */
@@ -217,7 +220,7 @@ describe("Read", () => {
         yield* tool.call({ file_path: file }, { toolUseId: "t", cwd: dir })
         assert.strictEqual(yield* FileState.lastSeen(file), fs.statSync(file).mtime.getTime())
       }
-    }).pipe(Effect.provide(Layer.merge(NodeContext.layer, Layer.effect(SessionState.SessionState, SessionState.make("s"))))))
+    }).pipe(Effect.provide(session)))
 
   it.effect("its input schema goes to the API with Claude Code's field names", () =>
     Effect.gen(function*() {

@@ -6,22 +6,29 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import {
+  type Compactor,
+  Ids,
   Message,
   ModelClient,
   type ModelRequest,
   ModelError,
   Permissions,
-  Pipeline,
+  type Pipeline,
   type SdkMessage,
+  SdkProjection,
   Session,
   SessionState,
+  SessionStore,
   TestModel,
+  TokenUsage,
   Tool,
   ToolRegistry,
-  ToolRuntime
+  TurnEvent
 } from "@keel/core"
+import { Testing } from "@keel/core/testing"
 import { Subagents, Task, TodoWrite } from "@keel/tools"
-import { Chunk, Deferred, Effect, Either, Fiber, Layer, Ref, Schema, Stream } from "effect"
+import { Chunk, Deferred, Effect, Either, Fiber, type Layer, Ref, Schema, Stream } from "effect"
+import { callServices } from "./support/Calls.js"
 
 /** A stand-in tool: answers `<name> ran`. */
 const stub = (name: string, isReadOnly: boolean) =>
@@ -53,29 +60,39 @@ const afterTools = (request: ModelRequest.ModelRequest) => {
 }
 const namesOf = (request: ModelRequest.ModelRequest) => (request.tools ?? []).map((t) => t.name)
 
-/** The services a tool call sees inside a session: model, pipeline, the parent's tools and state. */
+/**
+ * The services a tool call sees inside a session's turn: model, pipeline and compactor (none), the
+ * parent's tools, permissions (default: no checks) and state, ids.
+ */
 const parentContext = (
   script: ReadonlyArray<TestModel.ScriptItem>,
   history: ReadonlyArray<Message.Message> = [],
-  tools: ReadonlyArray<Tool.Any> = parentTools
-) =>
-  Layer.mergeAll(
-    TestModel.layer(script),
-    Pipeline.layerEmpty,
-    ToolRegistry.layer(tools),
-    Layer.effect(SessionState.SessionState, SessionState.make("parent-session", history))
-  )
+  tools: ReadonlyArray<Tool.Any> = parentTools,
+  permissions: Layer.Layer<Permissions.Permissions> = Permissions.layerAllowAll
+) => callServices({ script, history, tools, sessionId: "parent-session", permissions })
 
 type TaskInput = typeof Task.Input.Type
 
-/** Calls Task directly as toolu_task, collecting what it emits. */
-const callTask = (input: TaskInput, tool: Tool.Tool<TaskInput> = Task.tool) =>
+/** The model the parent session's messages are projected with (answers that name none). */
+const PARENT_MODEL = "claude-sonnet-4-6"
+
+/**
+ * Calls Task directly as toolu_task, collecting what it emits as the parent session shows it: each
+ * reported event projected (`SdkProjection`) as the session's turn event `ToolReported` for the call.
+ */
+const callTask = (input: TaskInput, tool: typeof Task.tool = Task.tool) =>
   Effect.gen(function*() {
+    const parent = yield* SessionState.SessionState
+    const ids = yield* Ids.Ids
+    const stamp: SdkProjection.Stamp = { sessionId: parent.sessionId, uuid: ids.uuid, parentToolUseId: null }
     const emitted: Array<SdkMessage.SdkMessage> = []
     const outcome = yield* tool.call(input, {
       toolUseId: "toolu_task",
       cwd: "/work",
-      emit: (message) => Effect.sync(() => emitted.push(message))
+      emit: (event) =>
+        Effect.sync(() =>
+          SdkProjection.turnEvent(TurnEvent.TurnEvent.ToolReported({ toolUseId: "toolu_task", event }), stamp, PARENT_MODEL, emitted)
+        )
     }).pipe(Effect.either)
     return { outcome, emitted }
   })
@@ -170,10 +187,10 @@ describe("Task", () => {
     Effect.gen(function*() {
       const parent = yield* SessionState.SessionState
       yield* Ref.update(parent.usage, (u) =>
-        SessionState.addUsage(u, "claude-opus-4-6", new Message.Usage({ input_tokens: 7, output_tokens: 3 })))
+        TokenUsage.addTo(u, "claude-opus-4-6", TokenUsage.fromResponse(new Message.Usage({ input_tokens: 7, output_tokens: 3 }))))
       answer((yield* callTask({ description: "Find the parser", prompt: "Where?", model: "haiku" })).outcome)
       const usage = yield* Ref.get(parent.usage)
-      assert.deepStrictEqual(usage.get("claude-opus-4-6"), {
+      assert.deepStrictEqual({ ...usage.get("claude-opus-4-6") }, {
         inputTokens: 7,
         outputTokens: 3,
         cacheReadInputTokens: 0,
@@ -182,7 +199,7 @@ describe("Task", () => {
         cacheCreationEphemeral1hInputTokens: 0,
         requests: 1
       })
-      assert.deepStrictEqual(usage.get("claude-haiku-4-5"), {
+      assert.deepStrictEqual({ ...usage.get("claude-haiku-4-5") }, {
         inputTokens: 300,
         outputTokens: 30,
         cacheReadInputTokens: 0,
@@ -255,11 +272,13 @@ describe("Task", () => {
       assert.deepStrictEqual(yield* Ref.get(parent.permissionDenials), [
         { tool_name: "Bash", tool_use_id: "toolu_sub_bash", tool_input: { arg: "rm -rf build" } }
       ])
-    }).pipe(Effect.provide(Layer.merge(
-      parentContext([
+    }).pipe(Effect.provide(parentContext(
+      [
         TestModel.reply([TestModel.toolUse("Bash", { arg: "rm -rf build" }, "toolu_sub_bash")]),
         TestModel.text("I was not allowed")
-      ]),
+      ],
+      [],
+      parentTools,
       Permissions.layer(Permissions.config({}).config)
     ))))
 
@@ -345,14 +364,24 @@ describe("Task", () => {
       TestModel.text("planned")
     ]))))
 
-  it.effect("outside a session a call fails, naming what is missing", () =>
-    Effect.gen(function*() {
-      const message = failure((yield* callTask({ description: "x", prompt: "p" })).outcome)
-      assert.strictEqual(
-        message,
-        "Task runs subagents inside a session, and this call's context lacks its ModelClient, Pipeline and ToolRegistry."
-      )
-    }))
+  it("outside a session a call does not compile: the services its subagent runs on are the call's requirements", () => {
+    const call = Task.tool.call({ description: "x", prompt: "p" }, { toolUseId: "toolu_task", cwd: "/work" })
+    const runAlone = <A, E>(effect: Effect.Effect<A, E, never>) => effect
+    // @ts-expect-error the call requires the turn's services (its ModelClient, Pipeline, ToolRegistry, ...)
+    runAlone(call)
+    // Each of them, the ones a call outside a session used to lack among them.
+    type Needs = Effect.Effect.Context<typeof call>
+    const needs = <S>(required: [S] extends [Needs] ? true : false) => required
+    assert.isTrue(needs<ModelClient.ModelClient>(true))
+    assert.isTrue(needs<Pipeline.Pipeline>(true))
+    assert.isTrue(needs<ToolRegistry.ToolRegistry>(true))
+    assert.isTrue(needs<Compactor.Compactor>(true))
+    assert.isTrue(needs<Permissions.Permissions>(true))
+    assert.isTrue(needs<SessionState.SessionState>(true))
+    assert.isTrue(needs<Ids.Ids>(true))
+    // With the turn's services it compiles.
+    runAlone(call.pipe(Effect.provide(parentContext([]))))
+  })
 
   it("the description lists the types and their tools; Subagents never hand out Task", () => {
     assert.include(Task.tool.description, "- general-purpose: General-purpose agent")
@@ -395,16 +424,14 @@ describe("Task in a session", () => {
         }, "toolu_task")
       ], { model: request.model, usage: { input_tokens: 30, output_tokens: 3 } })
 
-  const sessionLayer = Layer.mergeAll(
-    TestModel.layer(Array.from({ length: 6 }, () => router)),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(
-      Layer.provideMerge(ToolRegistry.layer(parentTools)),
-      Layer.provideMerge(Permissions.layer(Permissions.config({}).config))
-    )
-  )
+  /** The testing layer: the parent's tools under the default permissions, nothing persisted. */
+  const sessionLayer = Testing.layer(Array.from({ length: 6 }, () => router), {
+    tools: parentTools,
+    permissions: Permissions.layer(Permissions.config({}).config),
+    store: SessionStore.layerNoop
+  })
 
-  it.effect("the answer comes back as the tool result, and the result's modelUsage and cost include the subagent's", () =>
+  it.scoped("the answer comes back as the tool result, and the result's modelUsage and cost include the subagent's", () =>
     Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-sonnet-4-6", cwd: "/work", sessionId: "parent-session" })
       const messages = yield* Stream.runCollect(session.submit("where is the parser?")).pipe(Effect.map(Chunk.toReadonlyArray))

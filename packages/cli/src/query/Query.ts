@@ -15,8 +15,9 @@
  *
  * @since 0.1.0
  */
-import { AnthropicModel, Message, Permissions, type SdkMessage, type Session } from "@keel/core"
+import { AnthropicModel, Ids, Message, Permissions, SdkProjection, type Session } from "@keel/core"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -131,6 +132,8 @@ const run = (
   controls: Controls
 ): Stream.Stream<SDKMessage, QueryError | PromptFailure> => {
   let session: Session.Service | undefined
+  // The session's ids, once it is open (a permission request before that cannot happen).
+  let ids: Ids.Ids["Type"] = Ids.crypto
   // The Agent SDK's callback shape over Keel's (`interrupt: true` also stops the turn).
   const canUseTool: Permissions.CanUseTool | undefined = options.canUseTool === undefined ? undefined : (() => {
     const ask = options.canUseTool
@@ -138,7 +141,7 @@ const run = (
       const answer = await ask(toolName, isRecord(input) ? input : {}, {
         signal,
         toolUseID: toolUseId,
-        requestId: crypto.randomUUID(),
+        requestId: ids.uuid(),
         decisionReason: reason
       })
       if (answer === null) {
@@ -157,20 +160,16 @@ const run = (
       const context = yield* Layer.build(Runtime.layer(runtime))
       const { session: opened, warnings } = yield* Runtime.openSession(runtime).pipe(Effect.provide(context))
       session = opened
+      ids = Context.get(context, Ids.Ids)
+      const init = yield* opened.init
       // `setModel()` without a model goes back to this one: the session's own, unless `setModel` came before it opened.
       controls.opened(
         opened,
-        requested === undefined ? opened.init.model : resolved.runtime.model ??
-          (yield* AnthropicModel.modelConfig.pipe(Effect.orElseSucceed(() => opened.init.model)))
+        requested === undefined ? init.model : resolved.runtime.model ??
+          (yield* AnthropicModel.modelConfig.pipe(Effect.orElseSucceed(() => init.model)))
       )
-      const notes = warnings.map((content): SdkMessage.Informational => ({
-        type: "system",
-        subtype: "informational",
-        level: "warning",
-        content,
-        uuid: crypto.randomUUID(),
-        session_id: opened.sessionId
-      }))
+      const stamp = { sessionId: init.session_id, uuid: ids.uuid, parentToolUseId: null }
+      const notes = warnings.map((content) => SdkProjection.warning(content, stamp))
       return turns(opened, notes, resolved.signal)
     })
     return yield* resolved.signal === undefined

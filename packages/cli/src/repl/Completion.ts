@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { LocalCommands, SlashCommand } from "@keel/core"
+import { BuiltinCommands, type SlashCommand } from "@keel/core"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { Completer } from "./LineEditor.js"
@@ -15,8 +15,9 @@ export const REPL_COMMANDS: ReadonlyArray<SlashCommand.Command> = [
   { name: "exit", description: "Leave Keel (Ctrl+D does too)" }
 ]
 
-/** Every command name, with its slash. @category Constants */
-export const commandNames: ReadonlyArray<string> = [...SlashCommand.builtin, ...REPL_COMMANDS].map((c) => `/${c.name}`)
+/** Every command name, with its slash: the session's `commands` and the REPL's own. @category Constructors */
+export const commandNames = (commands: ReadonlyArray<SlashCommand.Command>): ReadonlyArray<string> =>
+  [...commands, ...REPL_COMMANDS].map((c) => `/${c.name}`)
 
 const mentionCandidates = (cwd: string, partial: string): Array<string> => {
   const dir = partial.includes("/") ? partial.slice(0, partial.lastIndexOf("/") + 1) : ""
@@ -36,18 +37,23 @@ const mentionCandidates = (cwd: string, partial: string): Array<string> => {
 }
 
 /**
- * The completer for a REPL in `cwd`.
+ * The completer for a REPL in `cwd` whose session answers `commands`.
  *
  * @category Constructors
  */
-export const completer = (cwd: string): Completer => (line) => {
+export const completer = (cwd: string, commands: ReadonlyArray<SlashCommand.Command>): Completer => {
+  const names = commandNames(commands)
+  return (line) => complete(cwd, names, line)
+}
+
+const complete = (cwd: string, commandNames: ReadonlyArray<string>, line: string): ReturnType<Completer> => {
   if (/^\/\S*$/.test(line)) {
     const hits = commandNames.filter((c) => c.startsWith(line))
     return [hits.length > 0 ? hits.map((h) => `${h} `) : [...commandNames], line]
   }
   const model = /^\/model\s+(\S*)$/.exec(line)
   if (model !== null) {
-    const names = [...Object.keys(LocalCommands.MODEL_ALIASES), "default"]
+    const names = [...Object.keys(BuiltinCommands.MODEL_ALIASES), "default"]
     return [names.filter((n) => n.startsWith(model[1]!)), model[1]!]
   }
   const mention = /(?:^|\s)(@[^\s"]*)$/.exec(line)

@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import {
+  Commands,
   ContextManagement,
   type Permissions,
   type SdkMessage,
@@ -19,6 +20,8 @@ import {
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Flags } from "../Flags.js"
 import * as Runtime from "../Runtime.js"
@@ -101,9 +104,12 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     return failure.code
   }
 
-  const opened = await runtime.runPromiseExit(Runtime.openSession(options))
+  // Each session lives in a scope of its own: `/resume` closes the one it leaves.
+  let sessionScope = await runtime.runPromise(Scope.make())
+  const opened = await runtime.runPromiseExit(Runtime.openSession(options).pipe(Scope.extend(sessionScope)))
   if (Exit.isFailure(opened)) return fail(opened)
   let session: Session.Service = opened.value.session
+  const commands = await runtime.runPromise(Commands.Commands)
   for (const warning of opened.value.warnings) write(style.yellow(`keel: ${warning}\n`))
   const home = await runtime.runPromise(ContextManagement.homeConfig)
   const windowOverride = await runtime.runPromise(TokenEstimate.windowConfig)
@@ -130,7 +136,7 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
       output,
       prompt: promptText,
       continuation: style.dim("… "),
-      completer: Completion.completer(cwd),
+      completer: Completion.completer(cwd, commands.commands),
       history: History.load(home),
       onEntry: (entry) => History.append(home, entry),
       exitHint: style.dim("(press Ctrl+C again to exit, or Ctrl+D)")
@@ -181,7 +187,8 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     const store = await runtime.runPromise(SessionStore.SessionStore)
     const listed = await runtime.runPromiseExit(store.list(cwd))
     if (Exit.isFailure(listed)) return renderer!.line(style.red("Could not list the saved sessions of this folder."))
-    const sessions = listed.value.filter((s) => s.sessionId !== session.sessionId)
+    const currentId = await runtime.runPromise(session.sessionId)
+    const sessions = listed.value.filter((s) => s.sessionId !== currentId)
     if (arg === "") {
       if (sessions.length === 0) return renderer!.line(style.dim("No other saved sessions in this folder."))
       const now = Date.now()
@@ -194,18 +201,24 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     }
     const n = Number(arg)
     const id = Number.isInteger(n) && n >= 1 && n <= sessions.length ? sessions[n - 1]!.sessionId : arg
+    const nextScope = await runtime.runPromise(Scope.make())
     const next = await runtime.runPromiseExit(
-      Runtime.openSession({ ...options, resume: id, continue: false, forkSession: false, sessionId: undefined })
+      Runtime.openSession({ ...options, resume: id, continue: false, forkSession: false, sessionId: undefined }).pipe(
+        Scope.extend(nextScope)
+      )
     )
     if (Exit.isFailure(next)) {
+      await runtime.runPromise(Scope.close(nextScope, Exit.void))
       const failure = Runtime.describeFailure(next.cause, flags.debug)
       return renderer!.line(style.red(failure.lines.join("\n")))
     }
+    await runtime.runPromise(Scope.close(sessionScope, Exit.void))
+    sessionScope = nextScope
     session = next.value.session
     renderer!.reset()
     renderer!.setModel(await runtime.runPromise(session.model))
-    const messages = (await runtime.runPromise(session.state.messages)).length
-    renderer!.line(style.dim(`Resumed session ${session.sessionId} (${messages} messages).`))
+    const messages = (await runtime.runPromise(Effect.flatMap(session.state, (state) => Ref.get(state.messages)))).length
+    renderer!.line(style.dim(`Resumed session ${await runtime.runPromise(session.sessionId)} (${messages} messages).`))
   }
 
   // `keel "prompt"` starts with that prompt.
@@ -235,7 +248,8 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
 
   process.off("SIGINT", onSignal)
   editor.close()
-  write(style.dim(`\nResume this session with: keel --resume ${session.sessionId}\n`))
+  write(style.dim(`\nResume this session with: keel --resume ${await runtime.runPromise(session.sessionId)}\n`))
+  await runtime.runPromise(Scope.close(sessionScope, Exit.void))
   await runtime.dispose()
   return 0
 }

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { BuiltinCommands } from "@keel/core"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -10,12 +11,14 @@ describe("Completion", () => {
   fs.writeFileSync(path.join(dir, "src", "main.ts"), "")
   fs.writeFileSync(path.join(dir, "README.md"), "")
   fs.writeFileSync(path.join(dir, ".env"), "")
-  const complete = Completion.completer(dir)
+  // The session's commands: the built-in ones.
+  const commands = BuiltinCommands.all
+  const complete = Completion.completer(dir, commands)
 
   it("completes slash commands, the session's and the REPL's", () => {
     assert.deepStrictEqual(complete("/co"), [["/compact ", "/context ", "/cost "], "/co"])
     assert.deepStrictEqual(complete("/re"), [["/resume "], "/re"])
-    assert.deepStrictEqual(complete("/")[0].length, Completion.commandNames.length)
+    assert.deepStrictEqual(complete("/")[0].length, Completion.commandNames(commands).length)
   })
 
   it("completes /model names", () => {

@@ -37,10 +37,13 @@ import { isEvent, ModelClient } from "../model/ModelClient.js"
 import { describe as describeError, type ModelError } from "../model/ModelError.js"
 import * as PipelineModule from "../turn/Pipeline.js"
 import type { Pipeline } from "../turn/Pipeline.js"
-import type { Compaction, Stage, StageContext, StageResult } from "../turn/Stage.js"
+import { id as stageId, type Compaction, type Stage, type StageContext, type StageResult } from "../turn/Stage.js"
 import { Compactor } from "./Compactor.js"
 import * as SummaryPrompt from "./SummaryPrompt.js"
 import * as TokenEstimate from "./TokenEstimate.js"
+
+/** This stage's identity, for editing a pipeline (`Pipeline.without(Autocompact.id)`). @category Constants */
+export const id = stageId("autocompact")
 
 /** Options; every number defaults to Claude Code's. @category Models */
 export interface Options {
@@ -321,7 +324,7 @@ export const make = (
       TokenEstimate.ofRequest(messages) >= threshold(windowOf(context), context.maxTokens, options)
 
     const stage: Stage = {
-      name: "autocompact",
+      id,
       announce: (messages, context) => (over(messages, context) ? "compacting" : undefined),
       run: (messages, context) =>
         Effect.gen(function*() {
@@ -341,6 +344,7 @@ export const make = (
     }
 
     const compactor = Compactor.of({
+      available: true,
       reactive: (messages, context) =>
         Effect.gen(function*() {
           const state = yield* breakerOf(context.sessionId)

@@ -10,9 +10,12 @@
  */
 import * as Effect from "effect/Effect"
 import { AssistantMessage, type Message, TextBlock, ToolUseBlock, UserMessage } from "../message/Message.js"
-import type { Stage } from "../turn/Stage.js"
+import { id as stageId, type Stage } from "../turn/Stage.js"
 import { turnStarts } from "./Autocompact.js"
 import * as TokenEstimate from "./TokenEstimate.js"
+
+/** This stage's identity, for editing a pipeline (`Pipeline.without(ContextCollapse.id)`). @category Constants */
+export const id = stageId("context-collapse")
 
 /** Options; numbers default to Claude Code's. @category Models */
 export interface Options {
@@ -99,7 +102,7 @@ export const make = (options: Options): Stage => {
   const settings = { verbatimTurns: options.verbatimTurns ?? 5, summarizedTurns: options.summarizedTurns ?? 20 }
   const ratio = options.ratio ?? 0.6
   return {
-    name: "context-collapse",
+    id,
     run: (messages, context) =>
       Effect.sync(() => {
         const window = typeof options.window === "number" ? options.window : options.window(context.model)

@@ -17,7 +17,7 @@ import * as nodePath from "node:path"
 import type { ModelClient } from "../model/ModelClient.js"
 import * as Pipeline from "../turn/Pipeline.js"
 import * as Autocompact from "./Autocompact.js"
-import { Compactor } from "./Compactor.js"
+import { Compactor, layerNone as compactorNone } from "./Compactor.js"
 import * as ContextCollapse from "./ContextCollapse.js"
 import * as Microcompact from "./Microcompact.js"
 import * as Snip from "./Snip.js"
@@ -51,6 +51,14 @@ export const layer = (
     ]
     return Layer.merge(Pipeline.layer(stages), Layer.succeed(Compactor, auto.compactor))
   }))
+
+/**
+ * No context management: no stages, no compaction (a prompt too long ends the turn; `/compact` says
+ * it is not available). The explicit choice for sessions too short to need it, and for tests.
+ *
+ * @category Layers
+ */
+export const layerNone: Layer.Layer<Pipeline.Pipeline | Compactor> = Layer.merge(Pipeline.layerEmpty, compactorNone)
 
 /**
  * `KEEL_HOME` (default `~/.keel`): Keel's folder; sessions keep their files under `sessions/`.

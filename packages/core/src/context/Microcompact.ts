@@ -13,8 +13,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import { AssistantMessage, type Message, ToolResultBlock, ToolUseBlock, UserMessage } from "../message/Message.js"
-import type { Stage } from "../turn/Stage.js"
+import { id as stageId, type Stage } from "../turn/Stage.js"
 import * as TokenEstimate from "./TokenEstimate.js"
+
+/** This stage's identity, for editing a pipeline (`Pipeline.without(Microcompact.id)`). @category Constants */
+export const id = stageId("microcompact")
 
 /** The marker that replaces a cleared result. @category Constants */
 export const CLEARED = "[old tool result cleared]"
@@ -82,7 +85,7 @@ export const make = (options: Options): Effect.Effect<Stage> =>
     const idleMs = Duration.toMillis(options.idleGap ?? Duration.minutes(60))
     const settings = { keepRecent: options.keepRecent ?? 5, tools: options.tools ?? DEFAULT_TOOLS }
     return {
-      name: "microcompact",
+      id,
       run: (messages, context) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis

@@ -8,7 +8,10 @@
  */
 import * as Effect from "effect/Effect"
 import { AssistantMessage, type Message, ToolResultBlock, ToolUseBlock, UserMessage } from "../message/Message.js"
-import type { Stage } from "../turn/Stage.js"
+import { id as stageId, type Stage } from "../turn/Stage.js"
+
+/** This stage's identity, for editing a pipeline (`Pipeline.without(Snip.id)`). @category Constants */
+export const id = stageId("snip")
 
 /** The note that replaces a stale read. @category Constants */
 export const STALE = "[stale: this file was read again later and had not changed; see the later read]"
@@ -101,7 +104,7 @@ export const make = (options: Options = {}): Effect.Effect<Stage> =>
     const readTool = options.readTool ?? { name: "Read", keyFields: ["file_path", "offset", "limit"] }
     const sessions = new Map<string, SessionIndex>()
     return {
-      name: "snip",
+      id,
       run: (messages, context) =>
         Effect.sync(() => {
           let index = sessions.get(context.sessionId)

@@ -14,7 +14,10 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import { type Message, TextBlock, ToolResultBlock, UserMessage } from "../message/Message.js"
-import type { Stage } from "../turn/Stage.js"
+import { id as stageId, type Stage } from "../turn/Stage.js"
+
+/** This stage's identity, for editing a pipeline (`Pipeline.without(ToolResultBudget.id)`). @category Constants */
+export const id = stageId("tool-result-budget")
 
 /** Options; the numbers default to Claude Code's. @category Models */
 export interface Options {
@@ -76,7 +79,7 @@ export const make = (options: Options): Effect.Effect<Stage, never, FileSystem.F
       })
 
     return {
-      name: "tool-result-budget",
+      id,
       run: (messages, context) =>
         Effect.gen(function*() {
           let state = sessions.get(context.sessionId)

@@ -42,8 +42,8 @@ export interface ReadInput {
   readonly limit?: number
 }
 
-/** Reads a file as the Read tool does (an absolute path, optionally a line range). @category Models */
-export type Reader = (input: ReadInput) => Effect.Effect<Tool.ToolOutput, Tool.ToolError>
+/** Reads a file as the Read tool does (an absolute path, optionally a line range), in a session's turn. @category Models */
+export type Reader = (input: ReadInput) => Effect.Effect<Tool.ToolOutput, Tool.ToolError, Tool.Services>
 
 /**
  * A reader that calls `tool` (the Read tool: its input decoded by its Schema, so its checks and
@@ -51,13 +51,13 @@ export type Reader = (input: ReadInput) => Effect.Effect<Tool.ToolOutput, Tool.T
  *
  * @category Constructors
  */
-export const toolReader = (tool: Tool.Any | undefined, cwd: string): Reader => {
+export const toolReader = (tool: Tool.Any | undefined, cwd: string, uuid: () => string): Reader => {
   if (tool === undefined) return () => Tool.fail("this session has no Read tool to attach files with")
   const decode = Schema.decodeUnknown(tool.input)
   return (input) =>
     decode(input).pipe(
       Effect.mapError((e) => new Tool.ToolError({ message: ParseResult.TreeFormatter.formatErrorSync(e) })),
-      Effect.flatMap((decoded) => tool.call(decoded, { toolUseId: `mention_${crypto.randomUUID()}`, cwd })),
+      Effect.flatMap((decoded) => tool.call(decoded, { toolUseId: `mention_${uuid()}`, cwd })),
       Effect.catchAllDefect((defect) =>
         Tool.fail(`${tool.name} crashed: ${Cause.pretty(Cause.die(defect)).split("\n")[0]}`)
       )
@@ -177,7 +177,7 @@ const attachment = (toolName: string, input: ReadInput, output: Tool.ToolOutput)
  *
  * @category Expanding
  */
-export const expand = (prompt: string, options: Options): Effect.Effect<Expanded> =>
+export const expand = (prompt: string, options: Options): Effect.Effect<Expanded, never, Tool.Services> =>
   Effect.gen(function*() {
     const mentions = find(prompt)
     if (mentions.length === 0) return { message: new UserMessage({ content: prompt }), attached: [], skipped: [] }

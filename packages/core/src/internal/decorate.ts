@@ -1,24 +1,27 @@
 /**
- * The shape every resilience layer shares: a `ModelClient` built from the one below it (and that
- * layer's `Credentials`, when it provides them).
+ * The shape every model decorator layer shares: a `ModelClient` built from the one below it and
+ * that layer's `Credentials` (the base layers provide them; `Credentials.layerNone` for a client
+ * that has none to refresh).
  *
  * @internal
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import { Credentials } from "../model/Credentials.js"
 import { ModelClient } from "../model/ModelClient.js"
 
 /** A layer that decorates the `ModelClient` below it. @internal */
 export const decorate = (
-  f: (client: ModelClient["Type"], credentials: Credentials["Type"] | undefined) => ModelClient["Type"]
-): Layer.Layer<ModelClient, never, ModelClient> =>
+  f: (client: ModelClient["Type"], credentials: Credentials["Type"]) => ModelClient["Type"]
+): Layer.Layer<ModelClient, never, ModelClient | Credentials> =>
   Layer.effect(
     ModelClient,
     Effect.gen(function*() {
-      const client = yield* ModelClient
-      const credentials = yield* Effect.serviceOption(Credentials)
-      return f(client, Option.getOrUndefined(credentials))
+      return f(yield* ModelClient, yield* Credentials)
     })
   )
+
+/** A layer that decorates the `ModelClient` below it without using its credentials. @internal */
+export const decorateClient = (
+  f: (client: ModelClient["Type"]) => ModelClient["Type"]
+): Layer.Layer<ModelClient, never, ModelClient> => Layer.effect(ModelClient, Effect.map(ModelClient, f))

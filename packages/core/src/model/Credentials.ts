@@ -71,6 +71,22 @@ export const make = <E, R>(load: Effect.Effect<Auth, E, R>): Effect.Effect<Servi
 export const layerStatic = (auth: Auth): Layer.Layer<Credentials, MissingCredentials> =>
   Layer.effect(Credentials, make(Effect.succeed(auth)))
 
+/**
+ * No credentials to refresh: for a model client that needs none (a scripted model, a local server).
+ * `refresh` fails, so the retry layer treats a 401 as final.
+ *
+ * @category Constructors
+ */
+export const none: Service = Credentials.of({
+  current: Effect.succeed({}),
+  refresh: Effect.fail(
+    new MissingCredentials({ message: "This model client has no credentials to refresh: the 401 is final." })
+  )
+})
+
+/** {@link none} as a layer. @category Layers */
+export const layerNone: Layer.Layer<Credentials> = Layer.succeed(Credentials, none)
+
 /** `ANTHROPIC_API_KEY` and `ANTHROPIC_AUTH_TOKEN`, read through `Config`. @category Configuration */
 export const authConfig: Config.Config<Auth> = Config.all({
   apiKey: Config.option(Config.redacted("ANTHROPIC_API_KEY")),

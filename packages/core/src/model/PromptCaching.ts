@@ -34,7 +34,7 @@ import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { decorate } from "../internal/decorate.js"
+import { decorateClient } from "../internal/decorate.js"
 import {
   type ContentBlock,
   DocumentBlock,
@@ -191,7 +191,7 @@ export const make = (client: ModelClient["Type"], options: Options = {}): ModelC
 
 /** The decorator over the `ModelClient` below it. @category Layers */
 export const layer = (options: Options = {}): Layer.Layer<ModelClient, never, ModelClient> =>
-  decorate((client) => make(client, options))
+  decorateClient((client) => make(client, options))
 
 /**
  * `DISABLE_PROMPT_CACHING` (Claude Code's variable): when true (`1`, `true`), requests go unmarked.
@@ -204,5 +204,5 @@ export const disabledConfig: Config.Config<boolean> = Config.boolean("DISABLE_PR
 
 /** {@link layer}, or the client below unchanged when `DISABLE_PROMPT_CACHING` is set. @category Layers */
 export const layerConfig: Layer.Layer<ModelClient, ConfigError.ConfigError, ModelClient> = Layer.unwrapEffect(
-  Effect.map(disabledConfig, (disabled) => disabled ? decorate((client) => client) : layer())
+  Effect.map(disabledConfig, (disabled) => disabled ? decorateClient((client) => client) : layer())
 )

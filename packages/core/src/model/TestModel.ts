@@ -21,6 +21,7 @@ import {
   ToolUseBlock,
   Usage
 } from "../message/Message.js"
+import * as Credentials from "./Credentials.js"
 import { ModelClient } from "./ModelClient.js"
 import type { ModelError } from "./ModelError.js"
 import type { ModelRequest } from "./ModelRequest.js"
@@ -52,11 +53,27 @@ export interface ReplyOptions {
   readonly chunkSize?: number
 }
 
-let counter = 0
+/**
+ * The id of a message whose test did not name one. The layer gives each such message the id
+ * `msg_test_<n>`, n the number of the request it answers (from 1), so ids depend only on the script:
+ * two runs of one script stream the same ids.
+ *
+ * @category Constants
+ */
+export const AUTO_MESSAGE_ID = "msg_test"
 
 /**
- * A finished assistant message with test defaults: a fresh id, model `claude-test`, stop reason
- * `tool_use` when it calls a tool and `end_turn` otherwise, 10 input and 5 output tokens.
+ * The id of a tool call whose test did not name one. The layer gives each such call the id
+ * `toolu_test_<n>_<index>`: the request it answers (from 1) and its block's index.
+ *
+ * @category Constants
+ */
+export const AUTO_TOOL_USE_ID = "toolu_test"
+
+/**
+ * A finished assistant message with test defaults: the id {@link AUTO_MESSAGE_ID}, model
+ * `claude-test`, stop reason `tool_use` when it calls a tool and `end_turn` otherwise, 10 input and 5
+ * output tokens.
  *
  * @category Constructors
  */
@@ -66,7 +83,7 @@ export const message = (
 ): AssistantMessage =>
   new AssistantMessage({
     content,
-    id: options.id ?? `msg_test_${++counter}`,
+    id: options.id ?? AUTO_MESSAGE_ID,
     model: options.model ?? "claude-test",
     stop_reason: options.stopReason ?? (content.some((b) => b instanceof ToolUseBlock) ? "tool_use" : "end_turn"),
     stop_sequence: null,
@@ -81,8 +98,8 @@ export const reply = (content: ReadonlyArray<ContentBlock>, options: ReplyOption
 /** A reply with one text block. @category Constructors */
 export const text = (value: string, options?: ReplyOptions): Reply => reply([new TextBlock({ text: value })], options)
 
-/** A tool call block, for {@link reply}. @category Constructors */
-export const toolUse = (name: string, input: unknown, id = `toolu_test_${++counter}`): ToolUseBlock =>
+/** A tool call block, for {@link reply} (id: {@link AUTO_TOOL_USE_ID} unless given). @category Constructors */
+export const toolUse = (name: string, input: unknown, id = AUTO_TOOL_USE_ID): ToolUseBlock =>
   new ToolUseBlock({ id, name, input })
 
 /** A reply that fails with `error` (after `events`, if any). @category Constructors */
@@ -99,7 +116,23 @@ export interface Service {
 /** Access to what the scripted model received. @category Context */
 export class TestModel extends Context.Tag("@keel/core/TestModel")<TestModel, Service>() {}
 
-const play = (r: Reply): Stream.Stream<StreamEvent, ModelError> => {
+/** The reply's events with the ids its test left unset assigned for request `n` (from 1). */
+const withIds = (events: ReadonlyArray<StreamEvent>, n: number): ReadonlyArray<StreamEvent> =>
+  events.map((event) => {
+    if (event.type === "message_start" && event.message.id === AUTO_MESSAGE_ID) {
+      return { ...event, message: { ...event.message, id: `msg_test_${n}` } }
+    }
+    if (
+      event.type === "content_block_start" && event.content_block.type === "tool_use" &&
+      event.content_block.id === AUTO_TOOL_USE_ID
+    ) {
+      return { ...event, content_block: { ...event.content_block, id: `toolu_test_${n}_${event.index}` } }
+    }
+    return event
+  })
+
+const play = (reply: Reply, n: number): Stream.Stream<StreamEvent, ModelError> => {
+  const r = { ...reply, events: withIds(reply.events, n) }
   let out: Stream.Stream<StreamEvent, ModelError> = Stream.fromIterable(r.events)
   if (r.pauses !== undefined && r.pauses.length > 0) {
     const pauses = r.pauses
@@ -117,12 +150,15 @@ const play = (r: Reply): Stream.Stream<StreamEvent, ModelError> => {
 }
 
 /**
- * A `ModelClient` that answers request n with script item n, and a `TestModel` to read the
- * recorded requests. A request past the end of the script is a defect naming the request number.
+ * A `ModelClient` that answers request n with script item n, a `TestModel` to read the recorded
+ * requests, and `Credentials.none` (a scripted model has no key to refresh). A request past the end
+ * of the script is a defect naming the request number.
  *
  * @category Layers
  */
-export const layer = (script: ReadonlyArray<ScriptItem>): Layer.Layer<ModelClient | TestModel> =>
+export const layer = (
+  script: ReadonlyArray<ScriptItem>
+): Layer.Layer<ModelClient | TestModel | Credentials.Credentials> =>
   Layer.effectContext(Effect.gen(function*() {
     const requests = yield* Ref.make(Chunk.empty<ModelRequest>())
     const times = yield* Ref.make(Chunk.empty<number>())
@@ -135,11 +171,14 @@ export const layer = (script: ReadonlyArray<ScriptItem>): Layer.Layer<ModelClien
           if (item === undefined) {
             return Stream.dieMessage(`TestModel: no scripted reply for request ${n + 1} (script has ${script.length})`)
           }
-          return play(typeof item === "function" ? item(request) : item)
+          return play(typeof item === "function" ? item(request) : item, n + 1)
         })))
     })
-    return Context.make(ModelClient, client).pipe(Context.add(TestModel, {
-      requests: Effect.map(Ref.get(requests), Chunk.toReadonlyArray),
-      requestTimes: Effect.map(Ref.get(times), Chunk.toReadonlyArray)
-    }))
+    return Context.make(ModelClient, client).pipe(
+      Context.add(TestModel, {
+        requests: Effect.map(Ref.get(requests), Chunk.toReadonlyArray),
+        requestTimes: Effect.map(Ref.get(times), Chunk.toReadonlyArray)
+      }),
+      Context.add(Credentials.Credentials, Credentials.none)
+    )
   }))

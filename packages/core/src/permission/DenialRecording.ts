@@ -1,7 +1,7 @@
 /**
  * The decorator that records denials: it wraps a `Permissions` service's `check` and appends every
- * decision that is not "allow" to the running session's `permissionDenials` (the `SessionState` in
- * the caller's context), leaving the decision itself untouched. This is the QueryEngine's wrapped
+ * decision that is not "allow" to the running session's `permissionDenials` (the `SessionState` the
+ * check requires), leaving the decision itself untouched. This is the QueryEngine's wrapped
  * `canUseTool`: the check stays pure policy, and the session learns what was refused.
  *
  * @since 0.1.0
@@ -9,25 +9,22 @@
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import { SessionState } from "../session/SessionState.js"
-import type { Service } from "./Permissions.js"
+import type { Decision, Request, Service } from "./Permissions.js"
+
+/** A permission check that records its denials in the session it runs in. @category Models */
+export type RecordingCheck = (request: Request) => Effect.Effect<Decision, never, SessionState>
 
 /**
- * `permissions`, with each denial recorded in the session's permission denials (when the check
- * runs inside a session; elsewhere it only decides).
+ * `permissions`' check, with each denial recorded in the session's permission denials.
  *
  * @category Combinators
  */
-export const recordingDenials = (permissions: Service): Service => ({
-  ...permissions,
-  check: (request) =>
-    Effect.tap(permissions.check(request), (decision) =>
-      decision._tag === "Allow"
-        ? Effect.void
-        : Effect.flatMap(Effect.serviceOption(SessionState), (state) =>
-          state._tag === "None"
-            ? Effect.void
-            : Ref.update(state.value.permissionDenials, (ds) => [
-              ...ds,
-              { tool_name: request.toolName, tool_use_id: request.toolUseId, tool_input: request.input }
-            ])))
-})
+export const recordingDenials = (permissions: Service): RecordingCheck => (request) =>
+  Effect.tap(permissions.check(request), (decision) =>
+    decision._tag === "Allow"
+      ? Effect.void
+      : Effect.flatMap(SessionState, (state) =>
+        Ref.update(state.permissionDenials, (ds) => [
+          ...ds,
+          { tool_name: request.toolName, tool_use_id: request.toolUseId, tool_input: request.input }
+        ])))

@@ -217,3 +217,21 @@ export const config = (options: {
 /** The permissions layer. @category Layers */
 export const layer = (config: Config, canUseTool?: CanUseTool): Layer.Layer<Permissions> =>
   Layer.succeed(Permissions, make(config, canUseTool))
+
+/**
+ * Claude Code's default: mode `default`, no rules. Read-only tools run, edits and shell commands ask
+ * (and are denied without a `canUseTool` to ask), file tools stay inside the working directory.
+ *
+ * @category Layers
+ */
+export const layerDefault: Layer.Layer<Permissions> = layer(config({}).config)
+
+/**
+ * No checks at all: every call runs, as with `--dangerously-skip-permissions` (mode
+ * `bypassPermissions`, no rules), and the session reports that mode. For embedders who check calls
+ * themselves, or run in a sandbox; the tool runtime requires a `Permissions` service, so running
+ * without checks is always this explicit choice.
+ *
+ * @category Layers
+ */
+export const layerAllowAll: Layer.Layer<Permissions> = layer(config({ mode: "bypassPermissions" }).config)

@@ -137,9 +137,9 @@ export interface Options {
 export interface Service {
   /**
    * The system prompt for a session in `cwd`, read now: the caller keeps it for the session
-   * (`Session` does).
+   * (`Session` does). A string is sent as it is, all of it the stable part.
    */
-  readonly assemble: (cwd: string) => Effect.Effect<SystemPrompt.SystemPrompt>
+  readonly assemble: (cwd: string) => Effect.Effect<SystemPrompt.SystemPrompt | string>
 }
 
 /** @category Context */
@@ -180,6 +180,27 @@ export const make = (
       }).pipe(Effect.provide(context))
     return ContextAssembly.of({ assemble })
   })
+
+/**
+ * A short prompt of its own, without files, git or environment: who the agent is, and its working
+ * directory. For embedders who bring their own instructions, and for tests.
+ *
+ * @category Constructors
+ */
+export const minimalPrompt = (cwd: string): string =>
+  [
+    "You are Keel, an agent that helps people with software engineering tasks.",
+    "Use the tools you are given to look at the files you need instead of guessing, then answer concisely.",
+    `The working directory is ${cwd}.`
+  ].join("\n")
+
+/** The assembly of {@link minimalPrompt}: nothing read, nothing run. @category Constructors */
+export const minimal: Service = ContextAssembly.of({
+  assemble: (cwd) => Effect.succeed(minimalPrompt(cwd))
+})
+
+/** {@link minimal} as a layer. @category Layers */
+export const layerMinimal: Layer.Layer<ContextAssembly> = Layer.succeed(ContextAssembly, minimal)
 
 /** The assembly layer. @category Layers */
 export const layer = (

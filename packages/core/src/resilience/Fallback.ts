@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as AttemptLoop from "../internal/attemptLoop.js"
-import { decorate } from "../internal/decorate.js"
+import { decorateClient } from "../internal/decorate.js"
 import { ModelClient } from "../model/ModelClient.js"
 import * as ModelNotice from "../model/ModelNotice.js"
 
@@ -71,7 +71,7 @@ export const make = (client: ModelClient["Type"], options: Options): ModelClient
 
 /** The fallback layer over the `ModelClient` below it. @category Layers */
 export const layer = (options: Options): Layer.Layer<ModelClient, never, ModelClient> =>
-  decorate((client) => make(client, options))
+  decorateClient((client) => make(client, options))
 
 /** Fallback models from a comma-separated list (`--fallback-model a,b`, `KEEL_FALLBACK_MODEL`). @category Configuration */
 export const parseModels = (list: string): ReadonlyArray<string> =>

@@ -18,7 +18,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as Take from "effect/Take"
-import { decorate } from "../internal/decorate.js"
+import { decorateClient } from "../internal/decorate.js"
 import { type Item, ModelClient } from "../model/ModelClient.js"
 import { type ModelError, StreamIdle } from "../model/ModelError.js"
 import * as ModelNotice from "../model/ModelNotice.js"
@@ -94,7 +94,7 @@ export const make = (client: ModelClient["Type"], timeout: Duration.DurationInpu
 
 /** The watchdog layer over the `ModelClient` below it. @category Layers */
 export const layer = (timeout: Duration.DurationInput = DEFAULT_TIMEOUT): Layer.Layer<ModelClient, never, ModelClient> =>
-  decorate((client) => make(client, timeout))
+  decorateClient((client) => make(client, timeout))
 
 /** The watchdog layer with its timeout from `KEEL_STREAM_IDLE_TIMEOUT_MS`. @category Layers */
 export const layerConfig: Layer.Layer<ModelClient, import("effect/ConfigError").ConfigError, ModelClient> = Layer

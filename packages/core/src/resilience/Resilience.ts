@@ -1,9 +1,9 @@
 /**
  * The whole resilience stack in one layer: the model below it, under the idle watchdog, then
  * retries, then model fallback (`ModelClient = base ∘ watchdog ∘ retry ∘ fallback`). The retry
- * layer refreshes the base layer's `Credentials` after a 401 when the base provides them (as
- * `AnthropicModel`'s layers do). Each piece is also a layer of its own (`IdleWatchdog`, `Retry`,
- * `Fallback`) for embedders who want a different stack.
+ * layer refreshes the base layer's `Credentials` after a 401 (`AnthropicModel`'s layers provide
+ * them, `TestModel`'s provide `Credentials.none`). Each piece is also a layer of its own
+ * (`IdleWatchdog`, `Retry`, `Fallback`) for embedders who want a different stack.
  *
  * @since 0.1.0
  */
@@ -36,8 +36,8 @@ export const make = (client: ModelClient["Type"], options: Options = {}, credent
     { models: options.fallbackModels ?? [] }
   )
 
-/** The stack over the `ModelClient` (and `Credentials`, if any) below it. @category Layers */
-export const layer = (options: Options = {}): Layer.Layer<ModelClient, never, ModelClient> =>
+/** The stack over the `ModelClient` and `Credentials` below it. @category Layers */
+export const layer = (options: Options = {}): Layer.Layer<ModelClient, never, ModelClient | Credentials> =>
   decorate((client, credentials) => make(client, options, credentials))
 
 /**
@@ -49,7 +49,7 @@ export const layer = (options: Options = {}): Layer.Layer<ModelClient, never, Mo
  */
 export const layerConfig = (
   overrides: { readonly fallbackModels?: ReadonlyArray<string> | undefined } = {}
-): Layer.Layer<ModelClient, ConfigError.ConfigError, ModelClient> =>
+): Layer.Layer<ModelClient, ConfigError.ConfigError, ModelClient | Credentials> =>
   Layer.unwrapEffect(
     Effect.map(
       Config.all({

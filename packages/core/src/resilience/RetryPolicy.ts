@@ -22,6 +22,7 @@
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
@@ -121,29 +122,30 @@ interface State {
 
 const isOverloadOrRateLimit = (error: ModelError) => error._tag === "Overloaded" || error._tag === "RateLimited"
 
-/** Whether the error's kind is retried at all (before headers and budgets). @category Predicates */
+/**
+ * Whether the error's kind is retried at all (before budgets): a decision per `ModelError` tag,
+ * exhaustive, so a new kind of failure must be classified here before Keel compiles. A server's
+ * `x-should-retry` header decides where it may: `false` stops, `true` retries (but a prompt that is
+ * too long belongs to compaction, and a 401 to the credentials refresh).
+ *
+ * @category Predicates
+ */
 export const isRetryable = (error: ModelError, request: Pick<ModelRequest, "source">): boolean => {
   const shouldRetry = "headers" in error ? error.headers?.["x-should-retry"] : undefined
-  switch (error._tag) {
-    case "PromptTooLong":
-    case "Unauthorized":
-      return false
-    case "Overloaded":
-      if (request.source === "background") return false
-      return shouldRetry !== "false"
-    default:
-      break
-  }
-  if (shouldRetry === "false") return false
-  if (shouldRetry === "true") return true
-  switch (error._tag) {
-    case "InvalidRequest":
-      return error.status === 408 || error.status === 409
-    case "Forbidden":
-      return false
-    default:
-      return true
-  }
+  const unlessRefused = () => shouldRetry !== "false"
+  return Match.valueTags(error, {
+    PromptTooLong: () => false,
+    Unauthorized: () => false,
+    // Background work (a summary) does not add load to an overloaded service.
+    Overloaded: () => request.source !== "background" && shouldRetry !== "false",
+    Forbidden: () => shouldRetry === "true",
+    InvalidRequest: (e) => shouldRetry === "true" || (shouldRetry !== "false" && (e.status === 408 || e.status === 409)),
+    RateLimited: unlessRefused,
+    ServerError: unlessRefused,
+    ConnectionError: unlessRefused,
+    StreamIdle: unlessRefused,
+    StreamTruncated: unlessRefused
+  })
 }
 
 /**

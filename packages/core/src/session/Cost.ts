@@ -9,7 +9,7 @@
 import { windowFor } from "../context/TokenEstimate.js"
 import * as Pricing from "./Pricing.js"
 import type { ModelUsageReport } from "./SdkMessage.js"
-import type { ModelUsage } from "./SessionState.js"
+import type { PerModel } from "./TokenUsage.js"
 
 /** What a session has spent so far. @category Models */
 export interface Report {
@@ -31,7 +31,7 @@ export interface Options {
 }
 
 /** The report for a session's usage per model. @category Constructors */
-export const report = (usage: ReadonlyMap<string, ModelUsage>, options: Options): Report => {
+export const report = (usage: PerModel, options: Options): Report => {
   const modelUsage: Record<string, ModelUsageReport> = {}
   const unpriced: Array<string> = []
   const contextWindow = options.contextWindow ?? windowFor
@@ -57,7 +57,7 @@ export const report = (usage: ReadonlyMap<string, ModelUsage>, options: Options)
 }
 
 /** The session's total cost in USD (every model). @category Constructors */
-export const total = (usage: ReadonlyMap<string, ModelUsage>, pricing: Pricing.Table): number => {
+export const total = (usage: PerModel, pricing: Pricing.Table): number => {
   let sum = 0
   for (const [model, u] of usage) sum += Pricing.costOf(model, u, pricing)
   return sum

@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type { TokenUsage } from "./TokenUsage.js"
 
 /** Prices of one model, USD per million tokens. @category Models */
 export interface Price {
@@ -33,19 +34,14 @@ export interface Price {
 export type Table = Readonly<Record<string, Price>>
 
 /**
- * The token counts a cost is computed from (a `SessionState.ModelUsage`). Cache writes the API did
- * not split by TTL count as 5-minute writes, its default.
+ * The token counts a cost is computed from: the counters of a `TokenUsage` that have a price.
+ * Cache writes the API did not split by TTL count as 5-minute writes, its default.
  *
  * @category Models
  */
-export interface Tokens {
-  readonly inputTokens: number
-  readonly outputTokens: number
-  readonly cacheReadInputTokens: number
-  readonly cacheCreationInputTokens: number
-  readonly cacheCreationEphemeral5mInputTokens?: number | undefined
-  readonly cacheCreationEphemeral1hInputTokens?: number | undefined
-}
+export type Tokens =
+  & Pick<TokenUsage, "inputTokens" | "outputTokens" | "cacheReadInputTokens" | "cacheCreationInputTokens">
+  & Partial<Pick<TokenUsage, "cacheCreationEphemeral5mInputTokens" | "cacheCreationEphemeral1hInputTokens">>
 
 const row = (input: number, output: number, cacheWrite5m: number, cacheWrite1h: number, cacheRead: number): Price => ({
   input,

@@ -7,21 +7,8 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import type { Message, Usage } from "../message/Message.js"
-
-/** Token totals for one model, as the `result` message's `modelUsage` reports them. @category Models */
-export interface ModelUsage {
-  readonly inputTokens: number
-  readonly outputTokens: number
-  readonly cacheReadInputTokens: number
-  /** Cache writes of every TTL. */
-  readonly cacheCreationInputTokens: number
-  /** The cache writes with the 5-minute TTL (all of them when the API did not split them by TTL). */
-  readonly cacheCreationEphemeral5mInputTokens: number
-  /** The cache writes with the 1-hour TTL. */
-  readonly cacheCreationEphemeral1hInputTokens: number
-  readonly requests: number
-}
+import type { Message } from "../message/Message.js"
+import type { PerModel } from "./TokenUsage.js"
 
 /** A tool call the permission system did not allow. @category Models */
 export interface PermissionDenial {
@@ -51,7 +38,7 @@ export interface Service {
   /** The conversation as the model sees it (after compaction), in order. */
   readonly messages: Ref.Ref<ReadonlyArray<Message>>
   /** Token totals per model, over the whole session. */
-  readonly usage: Ref.Ref<ReadonlyMap<string, ModelUsage>>
+  readonly usage: Ref.Ref<PerModel>
   /** Model requests made over the session. */
   readonly turnCount: Ref.Ref<number>
   /** Time spent waiting on the API, over the session (ms). */
@@ -81,7 +68,7 @@ export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): 
     return SessionState.of({
       sessionId,
       messages: yield* Ref.make(messages),
-      usage: yield* Ref.make<ReadonlyMap<string, ModelUsage>>(new Map()),
+      usage: yield* Ref.make<PerModel>(new Map()),
       turnCount: yield* Ref.make(0),
       apiDurationMs: yield* Ref.make(0),
       permissionDenials: yield* Ref.make<ReadonlyArray<PermissionDenial>>([]),
@@ -91,55 +78,3 @@ export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): 
       model: yield* Ref.make<string | undefined>(undefined)
     })
   })
-
-/** Adds one response's usage to a model's totals. @category Combinators */
-export const addUsage = (
-  totals: ReadonlyMap<string, ModelUsage>,
-  model: string,
-  usage: Usage
-): ReadonlyMap<string, ModelUsage> => {
-  const prev = totals.get(model)
-  const next = new Map(totals)
-  const split = usage.cache_creation
-  const written1h = split?.ephemeral_1h_input_tokens ?? 0
-  const written = usage.cache_creation_input_tokens ?? (split != null ? split.ephemeral_5m_input_tokens + written1h : 0)
-  next.set(model, {
-    inputTokens: (prev?.inputTokens ?? 0) + usage.input_tokens,
-    outputTokens: (prev?.outputTokens ?? 0) + usage.output_tokens,
-    cacheReadInputTokens: (prev?.cacheReadInputTokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
-    cacheCreationInputTokens: (prev?.cacheCreationInputTokens ?? 0) + written,
-    cacheCreationEphemeral5mInputTokens: (prev?.cacheCreationEphemeral5mInputTokens ?? 0) + Math.max(0, written - written1h),
-    cacheCreationEphemeral1hInputTokens: (prev?.cacheCreationEphemeral1hInputTokens ?? 0) + written1h,
-    requests: (prev?.requests ?? 0) + 1
-  })
-  return next
-}
-
-/**
- * Adds per-model totals to others (a subagent's usage to its parent's, so the parent's cost counts
- * it).
- *
- * @category Combinators
- */
-export const mergeUsage = (
-  totals: ReadonlyMap<string, ModelUsage>,
-  more: ReadonlyMap<string, ModelUsage>
-): ReadonlyMap<string, ModelUsage> => {
-  if (more.size === 0) return totals
-  const next = new Map(totals)
-  for (const [model, u] of more) {
-    const prev = next.get(model)
-    next.set(model, {
-      inputTokens: (prev?.inputTokens ?? 0) + u.inputTokens,
-      outputTokens: (prev?.outputTokens ?? 0) + u.outputTokens,
-      cacheReadInputTokens: (prev?.cacheReadInputTokens ?? 0) + u.cacheReadInputTokens,
-      cacheCreationInputTokens: (prev?.cacheCreationInputTokens ?? 0) + u.cacheCreationInputTokens,
-      cacheCreationEphemeral5mInputTokens: (prev?.cacheCreationEphemeral5mInputTokens ?? 0) +
-        u.cacheCreationEphemeral5mInputTokens,
-      cacheCreationEphemeral1hInputTokens: (prev?.cacheCreationEphemeral1hInputTokens ?? 0) +
-        u.cacheCreationEphemeral1hInputTokens,
-      requests: (prev?.requests ?? 0) + u.requests
-    })
-  }
-  return next
-}

@@ -16,7 +16,8 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { AssistantMessage, type ContentBlock, type Message, ToolResultBlock, UserMessage } from "../message/Message.js"
 import { interruptedResult } from "../tool/ToolRuntime.js"
-import type { ModelUsage } from "./SessionState.js"
+import type { PerModel } from "./TokenUsage.js"
+import * as TokenUsage from "./TokenUsage.js"
 import { CorruptTranscript, ForeignTranscript } from "./TranscriptError.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
 
@@ -123,7 +124,7 @@ export interface Loaded {
   readonly file: string
   /** The conversation as the transcript holds it (see {@link answerDangling} for a sendable one). */
   readonly messages: ReadonlyArray<Message>
-  readonly usage: ReadonlyMap<string, ModelUsage>
+  readonly usage: PerModel
   readonly fileState: ReadonlyMap<string, number>
   /** The model of the last call that was not a fallback, if any. */
   readonly model: string | undefined
@@ -138,37 +139,6 @@ export interface Loaded {
   /** The first prompt's text, for listings. */
   readonly firstPrompt: string | undefined
   readonly tail: Tail
-}
-
-/**
- * A model's token counters at zero: every field of `ModelUsage`, so counters an older transcript
- * did not write read as 0 (and a new field of `ModelUsage` must be added here to compile).
- */
-const zeroCounters: { [K in keyof ModelUsage]: 0 } = {
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheReadInputTokens: 0,
-  cacheCreationInputTokens: 0,
-  cacheCreationEphemeral5mInputTokens: 0,
-  cacheCreationEphemeral1hInputTokens: 0,
-  requests: 0
-}
-
-/** The counters of a usage entry as `ModelUsage`. @category Conversions */
-export const toModelUsage = (counters: Readonly<Record<string, number>>): ModelUsage => {
-  const out: Record<string, number> = { ...zeroCounters }
-  for (const key in zeroCounters) {
-    const n = counters[key]
-    if (typeof n === "number" && Number.isFinite(n)) out[key] = n
-  }
-  return out as unknown as ModelUsage
-}
-
-/** The counters of `usage` for a usage entry. @category Conversions */
-export const fromModelUsage = (usage: ModelUsage): Record<string, number> => {
-  const out: Record<string, number> = {}
-  for (const key in zeroCounters) out[key] = (usage as unknown as Record<string, number>)[key] ?? 0
-  return out
 }
 
 /** The text of a prompt (a user message without tool results), if it is one. @category Accessors */
@@ -214,7 +184,7 @@ export const parse = (
   const foreign = (line: number, reason: string) => Either.left(new ForeignTranscript({ file, line, reason }))
 
   let messages: Array<Message> = []
-  let usage: ReadonlyMap<string, ModelUsage> = new Map()
+  let usage: PerModel = new Map()
   const fileState = new Map<string, number>()
   let model: string | undefined
   let lastModel: string | undefined
@@ -334,8 +304,8 @@ export const parse = (
         if (!entry.fallback) model = entry.model
         break
       case "usage": {
-        const next = new Map<string, ModelUsage>()
-        for (const [name, counters] of Object.entries(entry.models)) next.set(name, toModelUsage(counters))
+        const next = new Map<string, TokenUsage.TokenUsage>()
+        for (const [name, counters] of Object.entries(entry.models)) next.set(name, counters)
         usage = next
         break
       }

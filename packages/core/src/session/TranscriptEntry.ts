@@ -24,6 +24,7 @@
  */
 import * as Schema from "effect/Schema"
 import { AssistantMessage, Message, UserMessage } from "../message/Message.js"
+import { TokenUsage } from "./TokenUsage.js"
 
 /** The transcript format this Keel writes and reads. @category Constants */
 export const VERSION = 1
@@ -83,14 +84,12 @@ export const ModelEntry = Schema.Struct({
   fallback: Schema.Boolean
 })
 
-/** Token counters of one model (`SessionState.ModelUsage`); counters a version did not write read as 0. @category Schemas */
-export const Counters = Schema.Record({ key: Schema.String, value: Schema.Number })
 
 /** The session's token totals per model, cumulative. @category Schemas */
 export const UsageEntry = Schema.Struct({
   type: Schema.Literal("usage"),
   ...envelope,
-  models: Schema.Record({ key: Schema.String, value: Counters })
+  models: Schema.Record({ key: Schema.String, value: TokenUsage })
 })
 
 /** Files read or written since the last `file_state` entry: absolute path → mtime (ms) then. @category Schemas */

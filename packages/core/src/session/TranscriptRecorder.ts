@@ -63,6 +63,8 @@ export interface Options {
   readonly continues?: Transcript.Loaded | undefined
   /** Written first in a new file: the session is a fork of, or a `/clear` in, session `from`. */
   readonly origin?: { readonly source: "fork" | "clear"; readonly from: string } | undefined
+  /** A new entry id (the session's `Ids`). */
+  readonly uuid: () => string
 }
 
 /**
@@ -123,9 +125,7 @@ export const make = (options: Options): Effect.Effect<Recorder> =>
       }
       const usage = yield* Ref.get(state.usage)
       if (usage !== lastUsage && usage.size > 0) {
-        const models: Record<string, Record<string, number>> = {}
-        for (const [name, u] of usage) models[name] = Transcript.fromModelUsage(u)
-        out.push({ type: "usage", models })
+        out.push({ type: "usage", models: Object.fromEntries(usage) })
       }
       const files = yield* Ref.get(state.fileState)
       const changed: Record<string, number> = {}
@@ -148,7 +148,7 @@ export const make = (options: Options): Effect.Effect<Recorder> =>
       const timestamp = new Date(yield* Clock.currentTimeMillis).toISOString()
       let parent = lastUuid
       const entries = next.out.map((payload) => {
-        const uuid = crypto.randomUUID()
+        const uuid = options.uuid()
         const entry = {
           ...payload,
           uuid,

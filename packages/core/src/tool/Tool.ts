@@ -3,14 +3,26 @@
  * read-only and concurrency-safety predicates, and `call`. Tools fail with `ToolError`, which the
  * runtime turns into an `is_error` tool_result the model can act on.
  *
+ * A call runs inside its turn, and its requirements say which of the turn's services it uses (its
+ * `R`, at most {@link Services}): the session's state for the file tools and TodoWrite, the model,
+ * pipeline and permissions for a subagent. They are in the types, so a tool never finds a service
+ * missing at run time.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
+import type { Compactor } from "../context/Compactor.js"
+import type { Ids } from "../ids/Ids.js"
 import type { DocumentBlock, ImageBlock, TextBlock } from "../message/Message.js"
+import type { ModelClient } from "../model/ModelClient.js"
 import type { ToolDefinition } from "../model/ModelRequest.js"
-import type { SdkMessage } from "../session/SdkMessage.js"
+import type { Permissions } from "../permission/Permissions.js"
+import type { SessionState } from "../session/SessionState.js"
+import type { Pipeline } from "../turn/Pipeline.js"
+import type { ToolEvent } from "./ToolEvent.js"
+import type { ToolRegistry } from "./ToolRegistry.js"
 
 /** What a tool call knows about its surroundings. @category Models */
 export interface ToolContext {
@@ -19,11 +31,19 @@ export interface ToolContext {
   /** The session's working directory; relative paths resolve against it. */
   readonly cwd: string
   /**
-   * Sends a message to the session's output while the call runs: a subagent's `assistant` and
-   * `user` messages (with `parent_tool_use_id` set to this call's id). Absent outside a turn.
+   * Reports what the call does while it runs: a subagent's prompt and the events of its turn (the
+   * session shows them with `parent_tool_use_id` set to this call's id). Absent outside a turn.
    */
-  readonly emit?: ((message: SdkMessage) => Effect.Effect<void>) | undefined
+  readonly emit?: ((event: ToolEvent) => Effect.Effect<void>) | undefined
 }
+
+/**
+ * The services a tool call may use: the ones its turn runs with. The session's state (the files
+ * read, the shell's directory, the task list), and what a subagent needs to run a turn of its own.
+ *
+ * @category Models
+ */
+export type Services = SessionState | ModelClient | Pipeline | Compactor | ToolRegistry | Permissions | Ids
 
 /** What a tool returns: text, or content blocks (images, documents). @category Models */
 export type ToolOutput = string | ReadonlyArray<TextBlock | ImageBlock | DocumentBlock>
@@ -33,8 +53,8 @@ export class ToolError extends Schema.TaggedError<ToolError>("@keel/Tool/ToolErr
   message: Schema.String
 }) {}
 
-/** A tool taking input of type `I`. @category Models */
-export interface Tool<in out I = any> {
+/** A tool taking input of type `I`, whose calls use the services `R` (some of {@link Services}). @category Models */
+export interface Tool<in out I = any, out R = never> {
   readonly name: string
   readonly description: string
   /** Decodes the model's raw input. Its JSON Schema is the `input_schema` sent to the API. */
@@ -53,14 +73,14 @@ export interface Tool<in out I = any> {
    * Code does this for Bash only: a failed command usually means its siblings' work is moot).
    */
   readonly cancelsSiblingsOnError?: boolean | undefined
-  readonly call: (input: I, context: ToolContext) => Effect.Effect<ToolOutput, ToolError>
+  readonly call: (input: I, context: ToolContext) => Effect.Effect<ToolOutput, ToolError, R>
 }
 
-/** A tool of any input. @category Models */
-export type Any = Tool<any>
+/** A tool of any input, using any of the turn's services: what a registry holds. @category Models */
+export type Any = Tool<any, Services>
 
 /** Options for {@link make}. @category Constructors */
-export interface MakeOptions<S extends Schema.Schema<any, any>> {
+export interface MakeOptions<S extends Schema.Schema<any, any>, R> {
   readonly name: string
   readonly description: string
   readonly input: S
@@ -69,7 +89,7 @@ export interface MakeOptions<S extends Schema.Schema<any, any>> {
   readonly isReadOnly: boolean | ((input: S["Type"]) => boolean)
   readonly isConcurrencySafe?: boolean | ((input: S["Type"]) => boolean)
   readonly cancelsSiblingsOnError?: boolean
-  readonly call: (input: S["Type"], context: ToolContext) => Effect.Effect<ToolOutput, ToolError>
+  readonly call: (input: S["Type"], context: ToolContext) => Effect.Effect<ToolOutput, ToolError, R>
 }
 
 /**
@@ -77,7 +97,9 @@ export interface MakeOptions<S extends Schema.Schema<any, any>> {
  *
  * @category Constructors
  */
-export const make = <S extends Schema.Schema<any, any>>(options: MakeOptions<S>): Tool<S["Type"]> => {
+export const make = <S extends Schema.Schema<any, any>, R extends Services = never>(
+  options: MakeOptions<S, R>
+): Tool<S["Type"], R> => {
   const predicate = (p: boolean | ((input: S["Type"]) => boolean)) => typeof p === "function" ? p : () => p
   const isReadOnly = predicate(options.isReadOnly)
   return {

@@ -6,23 +6,26 @@
  * added (the turn loop adds calls while the model is still streaming), concurrency-safe calls run
  * together (up to `maxConcurrency`), the others alone, and results come out in `tool_use` order.
  *
+ * Every call is checked by the `Permissions` service first: the runtime requires one, so running
+ * without checks is an explicit choice (`Permissions.layerAllowAll`), never a service left out.
+ * Each call is a `keel.tool` span (its name, id and outcome).
+ *
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import * as Layer from "effect/Layer"
 import { recordingDenials } from "../permission/DenialRecording.js"
 import { Permissions } from "../permission/Permissions.js"
-import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ToolResultBlock, type ToolUseBlock } from "../message/Message.js"
-import type { SdkMessage } from "../session/SdkMessage.js"
-import type { Any, ToolOutput } from "./Tool.js"
+import type { Any, Services, ToolOutput } from "./Tool.js"
+import type { ToolEvent } from "./ToolEvent.js"
 import { ToolRegistry } from "./ToolRegistry.js"
 import * as ToolScheduler from "./ToolScheduler.js"
 
@@ -45,10 +48,10 @@ export interface Executor extends Omit<ToolScheduler.Scheduler, "add"> {
 
 /** @category Models */
 export interface Service {
-  /** An executor for calls added one by one, its calls running in the current scope. */
-  readonly start: (cwd: string) => Effect.Effect<Executor, never, Scope.Scope>
-  /** Runs these calls: progress and messages as they happen, one result per call in call order. */
-  readonly run: (calls: ReadonlyArray<ToolCall>, cwd: string) => Stream.Stream<ToolScheduler.Event>
+  /** An executor for calls added one by one, its calls running in the current scope (with the turn's services). */
+  readonly start: (cwd: string) => Effect.Effect<Executor, never, Scope.Scope | Services>
+  /** Runs these calls: progress and reports as they happen, one result per call in call order. */
+  readonly run: (calls: ReadonlyArray<ToolCall>, cwd: string) => Stream.Stream<ToolScheduler.Event, never, Services>
 }
 
 /** @category Context */
@@ -98,14 +101,14 @@ interface Planned {
 }
 
 /**
- * Builds the runtime over a registry. With `permissions`, every call is checked before it runs: a
- * denied call gets an error result saying why, and is recorded in the session's permission denials
- * (the check is decorated by `DenialRecording.recordingDenials`).
+ * Builds the runtime over a registry and a permission policy: every call is checked before it
+ * runs; a denied call gets an error result saying why, and is recorded in the session's permission
+ * denials (the check is decorated by `DenialRecording.recordingDenials`).
  *
  * @category Constructors
  */
-export const make = (registry: ToolRegistry["Type"], options: Options = {}, policy?: Permissions["Type"]): Service => {
-  const permissions = policy === undefined ? undefined : recordingDenials(policy)
+export const make = (registry: ToolRegistry["Type"], policy: Permissions["Type"], options: Options = {}): Service => {
+  const check = recordingDenials(policy)
   const maxConcurrency = options.maxConcurrency ?? 10
   // One decoder per tool, built once: building a decoder walks the schema.
   const decoders = new Map(
@@ -156,63 +159,65 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}, poli
     return { call, tool, input: { ok: true, value: decoded.right }, safe }
   }
 
+  /** The input the call runs with, or why it does not run (its permission check said no). */
+  const checkCall = (
+    tool: Any,
+    call: ToolCall,
+    decoded: unknown,
+    cwd: string
+  ): Effect.Effect<{ readonly input: unknown } | { readonly denied: string }, never, Services> =>
+    Effect.map(
+      check({ toolName: tool.name, input: call.block.input, isReadOnly: safely(() => tool.isReadOnly(decoded)), toolUseId: call.block.id, cwd }),
+      (decision) => {
+        if (decision._tag === "Deny") return { denied: decision.message }
+        if (decision.updatedInput === undefined) return { input: decoded }
+        const redecoded = decoders.get(tool)!(decision.updatedInput)
+        return redecoded._tag === "Right"
+          ? { input: redecoded.right }
+          : { denied: `The permission callback changed the input of ${tool.name} into an invalid one` }
+      }
+    )
+
+  /** Checks and runs one planned call; every way it can end is a result (interruption excepted). */
   const execute = (
     p: Planned,
     cwd: string,
-    emit: (message: SdkMessage) => Effect.Effect<void>
-  ): Effect.Effect<ToolScheduler.Outcome> => {
+    emit: (event: ToolEvent) => Effect.Effect<void>
+  ): Effect.Effect<ToolScheduler.Outcome, never, Services> => {
     const id = p.call.block.id
-    const answered = (result: ToolResultBlock): ToolScheduler.Outcome => ({ result, cancelsSiblings: false })
+    const ended = (outcome: "ok" | "error" | "denied" | "invalid_input", result: ToolResultBlock, cancelsSiblings = false) =>
+      Effect.as(Effect.annotateCurrentSpan("keel.tool.outcome", outcome), { result, cancelsSiblings })
     if (!p.input.ok || p.tool === undefined) {
-      return Effect.succeed(answered(errorResult(id, p.input.ok ? "Error: No such tool" : p.input.message)))
+      return ended("invalid_input", errorResult(id, p.input.ok ? "Error: No such tool" : p.input.message))
     }
     const tool = p.tool
-    const decoded = p.input.value
-    const checked: Effect.Effect<{ readonly input: unknown } | { readonly denied: string }> = permissions === undefined
-      ? Effect.succeed({ input: decoded })
-      : Effect.flatMap(
-        permissions.check({
-          toolName: tool.name,
-          input: p.call.block.input,
-          isReadOnly: safely(() => tool.isReadOnly(decoded)),
-          toolUseId: id,
-          cwd
-        }),
-        (decision): Effect.Effect<{ readonly input: unknown } | { readonly denied: string }> => {
-          if (decision._tag === "Deny") return Effect.succeed({ denied: decision.message })
-          if (decision.updatedInput === undefined) return Effect.succeed({ input: decoded })
-          const redecoded = decoders.get(tool)!(decision.updatedInput)
-          return Effect.succeed(
-            redecoded._tag === "Right"
-              ? { input: redecoded.right }
-              : { denied: `The permission callback changed the input of ${tool.name} into an invalid one` }
-          )
-        }
-      )
-    const failed = (message: string): ToolScheduler.Outcome => ({
-      result: errorResult(id, message),
-      cancelsSiblings: tool.cancelsSiblingsOnError === true
-    })
-    return Effect.flatMap(checked, (c) =>
+    return Effect.flatMap(checkCall(tool, p.call, p.input.value, cwd), (c) =>
       "denied" in c
-        ? Effect.succeed(answered(errorResult(id, c.denied)))
+        ? ended("denied", errorResult(id, c.denied))
         : Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd, emit })).pipe(
-          Effect.map((output) => answered(successResult(tool, id, output))),
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.failCause(cause as Cause.Cause<never>)
-              : Effect.succeed(failed(
-                Cause.failureOption(cause).pipe((o) =>
-                  o._tag === "Some" ? o.value.message : `${tool.name} crashed: ${Cause.pretty(cause).split("\n")[0]}`
+          Effect.matchCauseEffect({
+            onSuccess: (output) => ended("ok", successResult(tool, id, output)),
+            onFailure: (cause) =>
+              Cause.isInterruptedOnly(cause)
+                ? Effect.failCause(cause as Cause.Cause<never>)
+                : ended(
+                  "error",
+                  errorResult(
+                    id,
+                    Cause.failureOption(cause).pipe((o) =>
+                      o._tag === "Some" ? o.value.message : `${tool.name} crashed: ${Cause.pretty(cause).split("\n")[0]}`
+                    )
+                  ),
+                  tool.cancelsSiblingsOnError === true
                 )
-              ))
-          )
+          })
         ))
   }
 
-  const start = (cwd: string): Effect.Effect<Executor, never, Scope.Scope> =>
+  const start = (cwd: string): Effect.Effect<Executor, never, Scope.Scope | Services> =>
     Effect.gen(function*() {
       const scope = yield* Effect.scope
+      const services = yield* Effect.context<Services>()
       const scheduler = yield* ToolScheduler.make({
         maxConcurrency,
         progressInterval: options.progressInterval,
@@ -227,7 +232,14 @@ export const make = (registry: ToolRegistry["Type"], options: Options = {}, poli
             toolName: call.block.name,
             safe: planned.safe,
             label: labelOf(call.block),
-            run: (emit) => execute(planned, cwd, emit)
+            run: (emit) =>
+              execute(planned, cwd, emit).pipe(
+                Effect.onInterrupt(() => Effect.annotateCurrentSpan("keel.tool.outcome", "interrupted")),
+                Effect.withSpan("keel.tool", {
+                  attributes: { "keel.tool.name": call.block.name, "keel.tool.use_id": call.block.id }
+                }),
+                Effect.provide(services)
+              )
           })
         }
       }
@@ -262,21 +274,23 @@ const safely = (f: () => boolean): boolean => {
 }
 
 /**
- * The runtime layer over the session's `ToolRegistry`, checking calls with the `Permissions`
- * service when one is provided (without one, every call runs).
+ * The runtime layer over the session's `ToolRegistry`, checking every call with the `Permissions`
+ * service (`Permissions.layerAllowAll` for none).
  *
  * @category Layers
  */
-export const layer = (options: Options = {}): Layer.Layer<ToolRuntime, never, ToolRegistry> =>
+export const layer = (options: Options = {}): Layer.Layer<ToolRuntime, never, ToolRegistry | Permissions> =>
   Layer.effect(
     ToolRuntime,
     Effect.gen(function*() {
-      const registry = yield* ToolRegistry
-      const permissions = yield* Effect.serviceOption(Permissions)
-      return make(registry, options, Option.getOrUndefined(permissions))
+      return make(yield* ToolRegistry, yield* Permissions, options)
     })
   )
 
 /** The runtime layer with its concurrency from `KEEL_MAX_TOOL_USE_CONCURRENCY`. @category Layers */
-export const layerConfig: Layer.Layer<ToolRuntime, import("effect/ConfigError").ConfigError, ToolRegistry> = Layer
+export const layerConfig: Layer.Layer<
+  ToolRuntime,
+  import("effect/ConfigError").ConfigError,
+  ToolRegistry | Permissions
+> = Layer
   .unwrapEffect(Effect.map(maxConcurrencyConfig, (maxConcurrency) => layer({ maxConcurrency })))

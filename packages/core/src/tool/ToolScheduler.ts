@@ -23,7 +23,7 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ToolResultBlock } from "../message/Message.js"
-import type { SdkMessage } from "../session/SdkMessage.js"
+import type { ToolEvent } from "./ToolEvent.js"
 
 /** One call to schedule. @category Models */
 export interface Job {
@@ -34,8 +34,8 @@ export interface Job {
   readonly safe: boolean
   /** How a cancellation names this call when it is the one that failed: `Bash(npm test)`. */
   readonly label: string
-  /** Runs the call; `emit` sends a message to the output while it runs. */
-  readonly run: (emit: (message: SdkMessage) => Effect.Effect<void>) => Effect.Effect<Outcome>
+  /** Runs the call; `emit` reports what it does while it runs (a subagent's events). */
+  readonly run: (emit: (event: ToolEvent) => Effect.Effect<void>) => Effect.Effect<Outcome>
 }
 
 /** How a call ended. @category Models */
@@ -49,7 +49,7 @@ export interface Outcome {
 export type Event =
   | { readonly _tag: "Result"; readonly result: ToolResultBlock }
   | { readonly _tag: "Progress"; readonly toolUseId: string; readonly toolName: string; readonly elapsedSeconds: number }
-  | { readonly _tag: "Message"; readonly message: SdkMessage }
+  | { readonly _tag: "Reported"; readonly toolUseId: string; readonly event: ToolEvent }
 
 /** @category Models */
 export interface Scheduler {
@@ -153,7 +153,7 @@ export const make = (options: Options, scope: Scope.Scope): Effect.Effect<Schedu
         entry.fiber = yield* Effect.forkIn(
           Effect.gen(function*() {
             yield* Effect.fork(ticks(entry.job))
-            const outcome = yield* entry.job.run((message) => emit({ _tag: "Message", message }))
+            const outcome = yield* entry.job.run((event) => emit({ _tag: "Reported", toolUseId: entry.job.id, event }))
             yield* Queue.offer(commands, { _tag: "Done", generation: gen, index, outcome })
           }),
           scope

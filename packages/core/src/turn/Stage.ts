@@ -2,6 +2,21 @@
  * A preprocessing stage: takes the conversation about to be sent and returns a (possibly) smaller
  * one plus a report of what it changed. Stages run in order in the `Pipeline` before every model call.
  *
+ * The contract every stage keeps (the transcript, the token estimate and prompt caching rely on it):
+ *
+ * - **Identity.** A stage that changes nothing returns the very array it was given. A stage that
+ *   changes some messages returns the others as the same objects, in their order: the transcript
+ *   records a change as the ranges kept plus the new messages, found by comparing objects
+ *   (`Transcript.diff`), the token estimate is cached per message object, and a message rebuilt
+ *   with equal content would be written to the transcript again.
+ * - **Immutability.** Messages are never mutated; a changed message is a new one.
+ * - **Validity.** The output must keep the request valid (every `tool_use` answered, roles
+ *   alternating, thinking blocks in place): the `Pipeline` checks the `Invariants` after each stage
+ *   and discards an output that newly breaks them.
+ *
+ * A stage is addressed by its {@link Id} (`Snip.id`, `Autocompact.id`, ...): `Pipeline.without`,
+ * `Pipeline.insertBefore` and their kin edit a pipeline by id, never by name or position.
+ *
  * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
@@ -47,9 +62,23 @@ export interface StageResult {
   readonly halt?: string | undefined
 }
 
+/**
+ * A stage's identity: one object per stage kind, exported by its module (`Snip.id`). Its `name`
+ * names the stage in reports and transcripts.
+ *
+ * @category Models
+ */
+export interface Id {
+  readonly _tag: "StageId"
+  readonly name: string
+}
+
+/** A new stage identity named `name` (compared by identity, not by name). @category Constructors */
+export const id = (name: string): Id => ({ _tag: "StageId", name })
+
 /** A preprocessing stage. @category Models */
 export interface Stage {
-  readonly name: string
+  readonly id: Id
   readonly run: (messages: ReadonlyArray<Message>, context: StageContext) => Effect.Effect<StageResult>
   /**
    * When the stage is about to do slow work on these messages (a model call), a status to show

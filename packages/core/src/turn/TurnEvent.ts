@@ -11,7 +11,7 @@ import type { AssistantMessage, UserMessage } from "../message/Message.js"
 import type { ModelError } from "../model/ModelError.js"
 import type { ModelNotice } from "../model/ModelNotice.js"
 import type { StreamEvent } from "../model/StreamEvent.js"
-import type { SdkMessage } from "../session/SdkMessage.js"
+import type { ToolEvent } from "../tool/ToolEvent.js"
 import type { StageReport } from "./Stage.js"
 
 /**
@@ -44,8 +44,8 @@ export type TurnEvent = Data.TaggedEnum<{
   ToolResults: { readonly message: UserMessage }
   /** A tool call is still running (emitted every progress interval while it runs). */
   ToolProgress: { readonly toolUseId: string; readonly toolName: string; readonly elapsedSeconds: number }
-  /** A message a running tool sent to the session's output (a subagent's messages). */
-  ToolMessage: { readonly message: SdkMessage }
+  /** What a running tool call reported (a subagent's prompt and events), for the call `toolUseId`. */
+  ToolReported: { readonly toolUseId: string; readonly event: ToolEvent }
   /**
    * A resilience layer's notice: a retry and its wait, a heartbeat, a retraction of the partial
    * answer streamed so far (its events are void), a model switch, a stalled stream.

@@ -1,20 +1,24 @@
 /**
- * Sessions for tests: the layer a session runs on (the scripted model, no context stages, the tool
- * runtime), and what the tests read from a session's output and messages.
+ * Sessions for tests: the layer a session runs on (the testing layer: the scripted model, no context
+ * stages, the tools, every call allowed), and what the tests read from a session's output and
+ * messages.
  */
 import { assert } from "@effect/vitest"
-import { Message, Pipeline, TestModel, ToolRegistry, ToolRuntime } from "@keel/core"
-import type { SdkMessage, Tool } from "@keel/core"
-import { Chunk, Effect, Layer, Schema, Stream } from "effect"
+import { Message, type TestModel } from "@keel/core"
+import type { SdkMessage, Session, Tool } from "@keel/core"
+import { Testing } from "@keel/core/testing"
+import { Chunk, Effect, Ref, Schema, Stream } from "effect"
 import { sleeper } from "./Tools.js"
 
-/** The model scripted with `script`, no context stages, and the tool runtime over `tools` (`Sleep` unless given). */
-export const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>, tools: ReadonlyArray<Tool.Any> = [sleeper]) =>
-  Layer.mergeAll(
-    TestModel.layer(script),
-    Pipeline.layerEmpty,
-    ToolRuntime.layer().pipe(Layer.provideMerge(ToolRegistry.layer(tools)))
-  )
+/** The testing layer over `script` and `tools` (`Sleep` unless given). */
+export const layerFor = (
+  script: ReadonlyArray<TestModel.ScriptItem>,
+  tools: ReadonlyArray<Tool.Any> = [sleeper],
+  options: Omit<Testing.Options, "tools"> = {}
+) => Testing.layer(script, { ...options, tools })
+
+/** The current conversation of a session. */
+export const messagesOf = (session: Session.Service) => Effect.flatMap(session.state, (state) => Ref.get(state.messages))
 
 /** Every message of a session's stream, in order. */
 export const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) =>

@@ -39,7 +39,7 @@ export interface ServerStatus {
 /** @category Models */
 export interface Service {
   /** Every connected server's tools, servers in config order. */
-  readonly tools: ReadonlyArray<Tool.Any>
+  readonly tools: ReadonlyArray<Tool.Tool<any, never>>
   /** Each configured server and its status now, in config order. */
   readonly status: Effect.Effect<ReadonlyArray<ServerStatus>>
 }

@@ -1,0 +1,192 @@
+/**
+ * What the parts of a session share: its options and services, the current session (identity,
+ * state, transcript recorder, `system`/`init`), held in one `Ref` so `/clear` replaces it whole, and
+ * the small steps every way of answering a prompt uses (the opening messages, the cost so far, the
+ * warnings about unpriced models).
+ *
+ * @since 0.1.0
+ */
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import type { Compactor } from "../context/Compactor.js"
+import type { CommandContext, Commands } from "../input/Commands.js"
+import type * as Mentions from "../input/Mentions.js"
+import type { Ids } from "../ids/Ids.js"
+import type { ModelClient } from "../model/ModelClient.js"
+import type { Permissions } from "../permission/Permissions.js"
+import type { ContextAssembly } from "../prompt/ContextAssembly.js"
+import type * as SessionPrompt from "../prompt/SessionPrompt.js"
+import type { ToolRegistry } from "../tool/ToolRegistry.js"
+import type { ToolRuntime } from "../tool/ToolRuntime.js"
+import type { Pipeline } from "../turn/Pipeline.js"
+import * as Cost from "./Cost.js"
+import * as Pricing from "./Pricing.js"
+import type * as SdkMessage from "./SdkMessage.js"
+import * as SdkProjection from "./SdkProjection.js"
+import type { Options } from "./SessionOptions.js"
+import * as SessionState from "./SessionState.js"
+import type { SessionStore } from "./SessionStore.js"
+import type * as Transcript from "./Transcript.js"
+import * as TranscriptRecorder from "./TranscriptRecorder.js"
+
+/** The services a session needs. @category Models */
+export type Requirements =
+  | ModelClient
+  | ToolRuntime
+  | ToolRegistry
+  | Pipeline
+  | Compactor
+  | Permissions
+  | ContextAssembly
+  | SessionStore
+  | Commands
+  | Ids
+
+/** The services a turn of the session runs with (its state is provided per turn). @category Models */
+export type TurnServices = ModelClient | ToolRuntime | ToolRegistry | Pipeline | Compactor | Permissions | Ids
+
+/** The session as it is now. `/clear` replaces it with a new one. @category Models */
+export interface Current {
+  readonly id: string
+  readonly state: SessionState.Service
+  readonly recorder: TranscriptRecorder.Recorder
+  readonly init: SdkMessage.SystemInit
+  /** Whether `system`/`init` has gone out. */
+  readonly opened: boolean
+  /** Warnings for people from loading (a truncated last line), not shown yet. */
+  readonly notices: ReadonlyArray<string>
+}
+
+/** What the parts of a session share. @category Models */
+export interface Engine {
+  readonly options: Options
+  readonly current: Ref.Ref<Current>
+  readonly services: Context.Context<TurnServices>
+  readonly ids: Ids["Type"]
+  readonly registry: ToolRegistry["Type"]
+  readonly permissions: Permissions["Type"]
+  readonly compactor: Compactor["Type"]
+  readonly commands: Commands["Type"]
+  readonly store: SessionStore["Type"]
+  readonly pricing: Pricing.Table
+  readonly maxTokens: number
+  readonly maxTurns: number
+  /** The model of later turns (`/model` switches it); a state's `model` is the model of its current call. */
+  readonly model: Ref.Ref<string>
+  /** When the session started (`Clock` ms). */
+  readonly startedAt: number
+  /** One turn (or command) at a time. */
+  readonly turnLock: Effect.Semaphore
+  /** Completed to stop the running turn (a fresh one per turn). */
+  readonly interrupt: Ref.Ref<import("effect/Deferred").Deferred<void>>
+  readonly prompt: Effect.Effect<SessionPrompt.Resolved>
+  readonly mentionReader: Mentions.Reader
+  /** Models without a price already warned about, as `session id␀model`. */
+  readonly warnedUnpriced: Ref.Ref<ReadonlySet<string>>
+  /** Whether transcripts are written. */
+  readonly persist: boolean
+}
+
+/** The stamp of the current session's own messages. @category Constructors */
+export const stampOf = (engine: Engine, current: Current): SdkProjection.Stamp => ({
+  sessionId: current.id,
+  uuid: engine.ids.uuid,
+  parentToolUseId: null
+})
+
+/** A recorder for session `id` (continuing `continues`, or a new file saying where it came from). @category Constructors */
+export const recorderFor = (
+  engine: Pick<Engine, "store" | "persist" | "options" | "model" | "ids">,
+  state: SessionState.Service,
+  id: string,
+  continues: Transcript.Loaded | undefined,
+  origin: TranscriptRecorder.Options["origin"]
+): Effect.Effect<TranscriptRecorder.Recorder> =>
+  engine.persist
+    ? TranscriptRecorder.make({
+      store: engine.store,
+      cwd: engine.options.cwd,
+      sessionId: id,
+      state,
+      primaryModel: Ref.get(engine.model),
+      continues,
+      origin,
+      uuid: engine.ids.uuid
+    })
+    : Effect.succeed(TranscriptRecorder.disabled)
+
+/**
+ * `/clear`: a new session in this one, with a new id, fresh state and a new transcript whose first
+ * entry says it follows `previous`. Its `system`/`init` counts as sent (the caller sends it).
+ *
+ * @category Constructors
+ */
+export const cleared = (engine: Engine, previous: Current): Effect.Effect<Current> =>
+  Effect.gen(function*() {
+    const id = engine.ids.uuid()
+    const state = yield* SessionState.make(id)
+    const recorder = yield* recorderFor(engine, state, id, undefined, { source: "clear", from: previous.id })
+    return {
+      id,
+      state,
+      recorder,
+      init: { ...previous.init, session_id: id, uuid: engine.ids.uuid() },
+      opened: true,
+      notices: []
+    }
+  })
+
+/**
+ * The messages that open the session's output, once: `system`/`init` (first time only) and the
+ * warnings from loading its transcript.
+ *
+ * @category Steps
+ */
+export const opening = (engine: Engine): Effect.Effect<{ readonly current: Current; readonly messages: Array<SdkMessage.SdkMessage> }> =>
+  Ref.modify(engine.current, (current) => {
+    const messages: Array<SdkMessage.SdkMessage> = current.opened ? [] : [current.init]
+    const stamp = stampOf(engine, current)
+    for (const notice of current.notices) messages.push(SdkProjection.warning(notice, stamp))
+    const next = current.opened && current.notices.length === 0 ? current : { ...current, opened: true, notices: [] }
+    return [{ current: next, messages }, next]
+  })
+
+/** The session's cost so far: `modelUsage` and `total_cost_usd`. @category Steps */
+export const costOf = (engine: Engine, current: Current) =>
+  Effect.map(Ref.get(current.state.usage), (usage) => {
+    const r = Cost.report(usage, { pricing: engine.pricing, maxOutputTokens: engine.maxTokens })
+    return { modelUsage: r.modelUsage, totalCostUsd: r.totalCostUsd }
+  })
+
+/** A `system`/`informational` warning for each model used without a price, once per model and session. @category Steps */
+export const unpricedWarnings = (engine: Engine, current: Current): Effect.Effect<Array<SdkMessage.SdkMessage>> =>
+  Effect.gen(function*() {
+    const usage = yield* Ref.get(current.state.usage)
+    const key = (model: string) => `${current.id}\u0000${model}`
+    const fresh = yield* Ref.modify(engine.warnedUnpriced, (warned) => {
+      const models = [...usage.keys()].filter((m) => !warned.has(key(m)) && Pricing.priceOf(m, engine.pricing) === undefined)
+      return [models, models.length === 0 ? warned : new Set([...warned, ...models.map(key)])]
+    })
+    const stamp = stampOf(engine, current)
+    return fresh.map((model) => SdkProjection.warning(Cost.unpricedWarning(model), stamp))
+  })
+
+/** What a command of the current session reads and changes. @category Steps */
+export const commandContext = (engine: Engine, current: Current): CommandContext => ({
+  state: current.state,
+  model: engine.model,
+  defaultModel: engine.options.model,
+  pricing: engine.pricing,
+  maxOutputTokens: engine.maxTokens,
+  system: Effect.map(engine.prompt, (r) => r.request.system),
+  tools: engine.registry.definitions,
+  startedAt: engine.startedAt,
+  commands: engine.commands.commands
+})
+
+/** Warnings from the transcript (a failed write) as messages of the current session. @category Steps */
+export const warnings = (engine: Engine, current: Current, texts: ReadonlyArray<string>): Array<SdkMessage.SdkMessage> => {
+  const stamp = stampOf(engine, current)
+  return texts.map((text) => SdkProjection.warning(text, stamp))
+}

@@ -1,0 +1,396 @@
+/**
+ * The SDK projection: the kernel's facts (turn events, token usage, a turn's end, a command's
+ * answer) as the messages of Claude Code's headless protocol and the Agent SDK (`SdkMessage`).
+ * Pure functions: what they need they are given, ids included (from the session's `Ids`), so the
+ * same facts always give the same messages.
+ *
+ * @since 0.1.0
+ */
+import { type AssistantMessage, toParam, type UserMessage } from "../message/Message.js"
+import { category, describe, statusOf } from "../model/ModelError.js"
+import type { ModelNotice } from "../model/ModelNotice.js"
+import type { ToolEvent } from "../tool/ToolEvent.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
+import * as SdkMessage from "./SdkMessage.js"
+import type { PermissionDenial } from "./SessionState.js"
+import { fromResponse, type TokenUsage, zero as zeroTokens } from "./TokenUsage.js"
+
+/** Who the messages belong to, and where their ids come from. @category Models */
+export interface Stamp {
+  readonly sessionId: string
+  /** A new message id (the session's `Ids`). */
+  readonly uuid: () => string
+  /** The tool call whose subagent these messages are from (`null` for the session's own). */
+  readonly parentToolUseId: string | null
+}
+
+/** The usage fields of an SDK message: every field of the API's `Usage` present, from a `TokenUsage`. @category Conversions */
+export const usage = (u: TokenUsage): SdkMessage.NonNullableUsage => ({
+  input_tokens: u.inputTokens,
+  output_tokens: u.outputTokens,
+  cache_creation_input_tokens: u.cacheCreationInputTokens,
+  cache_read_input_tokens: u.cacheReadInputTokens,
+  server_tool_use: { web_search_requests: 0, web_fetch_requests: 0 },
+  service_tier: "standard",
+  cache_creation: {
+    ephemeral_1h_input_tokens: u.cacheCreationEphemeral1hInputTokens,
+    ephemeral_5m_input_tokens: u.cacheCreationEphemeral5mInputTokens
+  },
+  output_tokens_details: { thinking_tokens: 0 },
+  fallback_credit: null,
+  inference_geo: "",
+  iterations: [],
+  speed: "standard"
+})
+
+/** The `message` field of an `assistant` SDK message. @category Conversions */
+export const apiMessage = (
+  message: AssistantMessage,
+  fallbackModel: string,
+  tokens: TokenUsage
+): SdkMessage.ApiAssistantMessage => ({
+  id: message.id ?? "",
+  type: "message",
+  role: "assistant",
+  model: message.model ?? fallbackModel,
+  content: toParam(message).content,
+  stop_reason: message.stop_reason ?? null,
+  stop_sequence: message.stop_sequence ?? null,
+  stop_details: null,
+  container: null,
+  context_management: null,
+  diagnostics: null,
+  usage: usage(tokens)
+})
+
+/** `1.5 s`, `30 s`: a duration for notification texts. */
+const seconds = (ms: number): string => `${Math.round(ms / 100) / 10} s`
+
+/** The SDK message for a resilience layer's notice. @category Conversions */
+export const notice = (n: ModelNotice, stamp: Stamp): SdkMessage.SdkMessage => {
+  const ids = { uuid: stamp.uuid(), session_id: stamp.sessionId }
+  switch (n._tag) {
+    case "Retrying":
+      return {
+        type: "system",
+        subtype: "api_retry",
+        attempt: n.attempt,
+        max_retries: n.maxRetries ?? SdkMessage.UNBOUNDED_RETRIES,
+        retry_delay_ms: n.delayMs,
+        error_status: statusOf(n.error),
+        error: category(n.error),
+        error_message: describe(n.error),
+        ...ids
+      }
+    case "Waiting":
+      return {
+        type: "system",
+        subtype: "notification",
+        key: "api_retry_wait",
+        text: `Still waiting to retry (${seconds(n.remainingMs)} left)`,
+        priority: "low",
+        attempt: n.attempt,
+        waited_ms: n.waitedMs,
+        retry_in_ms: n.remainingMs,
+        ...ids
+      }
+    case "StreamStalled":
+      return {
+        type: "system",
+        subtype: "notification",
+        key: "stream_stalled",
+        text: `No data from the API for ${seconds(n.idleMs)}; the request is retried at ${seconds(n.timeoutMs)}`,
+        priority: "medium",
+        idle_ms: n.idleMs,
+        timeout_ms: n.timeoutMs,
+        ...ids
+      }
+    case "Retracted":
+      return {
+        type: "system",
+        subtype: "notification",
+        key: "message_retracted",
+        text: n.reason === "retry"
+          ? "The partial answer was cut off; asking again"
+          : "The partial answer was dropped; asking the fallback model",
+        priority: "low",
+        reason: n.reason,
+        message_id: n.messageId ?? null,
+        ...ids
+      }
+    case "ModelSwitched":
+      return {
+        type: "system",
+        subtype: "informational",
+        level: "warning",
+        content: `Switched to ${n.to} due to high demand for ${n.from}`,
+        original_model: n.from,
+        fallback_model: n.to,
+        error_status: statusOf(n.error),
+        ...ids
+      }
+  }
+}
+
+/** A `system`/`informational` warning for people (a mention not attached, a transcript problem). @category Conversions */
+export const warning = (content: string, stamp: Stamp): SdkMessage.Informational => ({
+  type: "system",
+  subtype: "informational",
+  level: "warning",
+  content,
+  uuid: stamp.uuid(),
+  session_id: stamp.sessionId
+})
+
+/** The `user` message for a message of the conversation (a prompt, tool results, a note). @category Conversions */
+export const user = (message: UserMessage, stamp: Stamp, options: { readonly synthetic?: boolean } = {}): SdkMessage.User => ({
+  type: "user",
+  message: toParam(message),
+  ...(options.synthetic === true ? { isSynthetic: true } : {}),
+  uuid: stamp.uuid(),
+  session_id: stamp.sessionId,
+  parent_tool_use_id: stamp.parentToolUseId
+})
+
+/** `system`/`compact_boundary` for a compaction. @category Conversions */
+export const compactBoundary = (
+  c: { readonly trigger: "auto" | "manual"; readonly preTokens: number; readonly postTokens: number; readonly durationMs: number },
+  stamp: Stamp
+): SdkMessage.CompactBoundary => ({
+  type: "system",
+  subtype: "compact_boundary",
+  compact_metadata: { trigger: c.trigger, pre_tokens: c.preTokens, post_tokens: c.postTokens, duration_ms: c.durationMs },
+  uuid: stamp.uuid(),
+  session_id: stamp.sessionId
+})
+
+/** `system`/`status` for a status the Agent SDK names, else an `info` line. @category Conversions */
+export const status = (text: string, stamp: Stamp): SdkMessage.SdkMessage =>
+  text === "compacting" || text === "requesting"
+    ? { type: "system", subtype: "status", status: text, uuid: stamp.uuid(), session_id: stamp.sessionId }
+    : { type: "system", subtype: "informational", level: "info", content: text, uuid: stamp.uuid(), session_id: stamp.sessionId }
+
+/** `system`/`local_command_output`: what a command answered. @category Conversions */
+export const commandOutput = (content: string, stamp: Stamp): SdkMessage.LocalCommandOutput => ({
+  type: "system",
+  subtype: "local_command_output",
+  content,
+  uuid: stamp.uuid(),
+  session_id: stamp.sessionId
+})
+
+/**
+ * `system`/`permission_denied` for each call among `results` that a denial answered (the denials
+ * are the session's; the text is what the model was told, without its error wrapper).
+ *
+ * @category Conversions
+ */
+export const permissionDenied = (
+  results: UserMessage,
+  denials: ReadonlyArray<PermissionDenial>,
+  stamp: Stamp
+): Array<SdkMessage.PermissionDenied> => {
+  const out: Array<SdkMessage.PermissionDenied> = []
+  for (const block of results.toolResults) {
+    const denial = denials.find((d) => d.tool_use_id === block.tool_use_id)
+    if (denial === undefined) continue
+    const text = typeof block.content === "string" ? block.content : ""
+    out.push({
+      type: "system",
+      subtype: "permission_denied",
+      tool_name: denial.tool_name,
+      tool_use_id: denial.tool_use_id,
+      message: text.replace(/^<tool_use_error>|<\/tool_use_error>$/g, ""),
+      uuid: stamp.uuid(),
+      session_id: stamp.sessionId
+    })
+  }
+  return out
+}
+
+/** A nested call's messages: a subagent's prompt, answers, tool results and progress (nothing else of its turn). */
+const reported = (toolUseId: string, event: ToolEvent, stamp: Stamp, model: string, out: Array<SdkMessage.SdkMessage>) => {
+  const nested: Stamp = { ...stamp, parentToolUseId: toolUseId }
+  if (event._tag === "SubagentPrompt") {
+    out.push(user(event.message, nested))
+    return
+  }
+  const inner = event.event
+  switch (inner._tag) {
+    case "Assistant":
+    case "ToolResults":
+    case "ToolProgress":
+    case "ToolReported":
+      turnEvent(inner, nested, model, out)
+      return
+    default:
+      return
+  }
+}
+
+/**
+ * Appends the SDK messages of one turn event (all but `TurnComplete`, whose result needs the
+ * session's totals: see {@link result}). `model` names answers that do not say their model.
+ *
+ * @category Conversions
+ */
+export const turnEvent = (
+  event: Exclude<TurnEvent, { _tag: "TurnComplete" }>,
+  stamp: Stamp,
+  model: string,
+  out: Array<SdkMessage.SdkMessage>
+): void => {
+  switch (event._tag) {
+    case "StreamEvents":
+      for (const e of event.events) {
+        out.push({
+          type: "stream_event",
+          event: e,
+          uuid: stamp.uuid(),
+          session_id: stamp.sessionId,
+          parent_tool_use_id: stamp.parentToolUseId
+        })
+      }
+      return
+    case "Assistant": {
+      const u = event.message.usage
+      out.push({
+        type: "assistant",
+        message: apiMessage(event.message, model, u === undefined ? zeroTokens : fromResponse(u)),
+        uuid: stamp.uuid(),
+        session_id: stamp.sessionId,
+        parent_tool_use_id: stamp.parentToolUseId
+      })
+      return
+    }
+    case "ToolResults":
+      out.push(user(event.message, stamp))
+      return
+    case "Continuation":
+      out.push(user(event.message, stamp, { synthetic: true }))
+      return
+    case "Status":
+      out.push(status(event.status, stamp))
+      return
+    case "StageApplied":
+      if (event.report.compaction !== undefined) out.push(compactBoundary(event.report.compaction, stamp))
+      return
+    case "Notice":
+      out.push(notice(event.notice, stamp))
+      return
+    case "ToolProgress":
+      out.push({
+        type: "tool_progress",
+        tool_use_id: event.toolUseId,
+        tool_name: event.toolName,
+        elapsed_time_seconds: event.elapsedSeconds,
+        uuid: stamp.uuid(),
+        session_id: stamp.sessionId,
+        parent_tool_use_id: stamp.parentToolUseId
+      })
+      return
+    case "ToolReported":
+      reported(event.toolUseId, event.event, stamp, model, out)
+      return
+  }
+}
+
+/** What a turn's `result` reports besides its end. @category Models */
+export interface Totals {
+  readonly durationMs: number
+  readonly apiDurationMs: number
+  /** The turn's own tokens. */
+  readonly usage: TokenUsage
+  /** The session's cost so far. */
+  readonly modelUsage: SdkMessage.Result["modelUsage"]
+  readonly totalCostUsd: number
+  readonly permissionDenials: ReadonlyArray<PermissionDenial>
+  /** The limits the turn ran under, for their error messages. */
+  readonly maxTurns: number
+  readonly maxBudgetUsd: number | undefined
+}
+
+/** The `result` of a turn that ended with `event`. @category Conversions */
+export const result = (
+  event: Extract<TurnEvent, { _tag: "TurnComplete" }>,
+  totals: Totals,
+  stamp: Stamp
+): SdkMessage.Result => {
+  const common = {
+    type: "result" as const,
+    duration_ms: totals.durationMs,
+    duration_api_ms: totals.apiDurationMs,
+    num_turns: event.iterations,
+    stop_reason: event.lastMessage?.stop_reason ?? null,
+    total_cost_usd: totals.totalCostUsd,
+    usage: usage(totals.usage),
+    modelUsage: totals.modelUsage,
+    permission_denials: totals.permissionDenials,
+    // The SDK has no reason for an answer still cut after its continuations: an error of the model call.
+    terminal_reason: event.reason === "max_output_tokens" ? "model_error" as const : event.reason,
+    uuid: stamp.uuid(),
+    session_id: stamp.sessionId
+  }
+  switch (event.reason) {
+    case "completed":
+      return { ...common, subtype: "success", is_error: false, result: event.lastMessage?.text ?? "" }
+    case "model_error": {
+      const error = event.error!
+      return { ...common, subtype: "success", is_error: true, result: `API Error: ${describe(error)}`, api_error_status: statusOf(error) }
+    }
+    case "max_turns":
+      return { ...common, subtype: "error_max_turns", is_error: true, errors: [`Reached max turns (${totals.maxTurns})`] }
+    case "aborted_streaming":
+    case "aborted_tools":
+      return { ...common, subtype: "error_during_execution", is_error: true, errors: ["Interrupted by user"] }
+    case "prompt_too_long": {
+      const what = event.message ?? (event.error !== undefined ? describe(event.error) : "The prompt is too long")
+      const text = `${what}. The conversation no longer fits the context window: run /clear or start a new session.`
+      return { ...common, subtype: "error_during_execution", is_error: true, result: text, errors: [text] }
+    }
+    case "max_output_tokens": {
+      const text = event.message ?? "The answer was cut at the output limit"
+      return { ...common, subtype: "error_during_execution", is_error: true, result: text, errors: [text] }
+    }
+    case "budget_exhausted":
+      return {
+        ...common,
+        subtype: "error_max_budget_usd",
+        is_error: true,
+        errors: [event.message ?? `Reached maximum budget ($${totals.maxBudgetUsd})`]
+      }
+  }
+}
+
+/**
+ * The `result` of a command the session answers itself (a slash command, `/compact`, `/clear`): no
+ * model turn and no usage of its own; an error is `error_during_execution`, with `text` in `errors`.
+ *
+ * @category Conversions
+ */
+export const commandResult = (
+  r: {
+    readonly text: string
+    readonly isError: boolean
+    readonly terminalReason: SdkMessage.TerminalReason
+  },
+  totals: Omit<Totals, "usage" | "maxTurns" | "maxBudgetUsd">,
+  stamp: Stamp
+): SdkMessage.Result => ({
+  type: "result",
+  subtype: r.isError ? "error_during_execution" : "success",
+  is_error: r.isError,
+  result: r.text,
+  ...(r.isError ? { errors: [r.text] } : {}),
+  duration_ms: totals.durationMs,
+  duration_api_ms: totals.apiDurationMs,
+  num_turns: 0,
+  stop_reason: null,
+  total_cost_usd: totals.totalCostUsd,
+  usage: usage(zeroTokens),
+  modelUsage: totals.modelUsage,
+  permission_denials: totals.permissionDenials,
+  terminal_reason: r.terminalReason,
+  uuid: stamp.uuid(),
+  session_id: stamp.sessionId
+})

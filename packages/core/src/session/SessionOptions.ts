@@ -1,0 +1,115 @@
+/**
+ * What a session is made with: its options, the options of one `submit`, and the defaults.
+ *
+ * @since 0.1.0
+ */
+import type { Message } from "../message/Message.js"
+import type { ModelRequest } from "../model/ModelRequest.js"
+import type * as SystemPrompt from "../prompt/SystemPrompt.js"
+import type * as Tool from "../tool/Tool.js"
+import type * as TurnPolicy from "../turn/TurnPolicy.js"
+import type * as Pricing from "./Pricing.js"
+import type * as Transcript from "./Transcript.js"
+
+/** The Keel version reported in `system`/`init`. @category Constants */
+export const VERSION = "0.1.0"
+
+/** Default output-token cap per request. @category Constants */
+export const DEFAULT_MAX_TOKENS = 32_000
+
+/**
+ * Default budget of model calls in one turn. A turn is bounded even when nobody set a limit: an
+ * agent that loops on tool calls stops with `error_max_turns` instead of running up cost unattended.
+ *
+ * @category Constants
+ */
+export const DEFAULT_MAX_TURNS = 500
+
+/**
+ * Default context window (tokens). Results report each model's own (`TokenEstimate.windowFor`).
+ *
+ * @category Constants
+ */
+export const DEFAULT_CONTEXT_WINDOW = 200_000
+
+/**
+ * What the conversation says after a turn interrupted while the model was answering (Claude Code's
+ * words), so the next request tells the model its last answer was cut by the user.
+ *
+ * @category Constants
+ */
+export const INTERRUPTED_NOTE = "[Request interrupted by user]"
+
+/** Options of a session. @category Models */
+export interface Options {
+  readonly model: string
+  readonly cwd: string
+  /** The id of a new session (or of a fork); default a new id from the `Ids` service. */
+  readonly sessionId?: string | undefined
+  /** Earlier conversation to continue from (ignored when resuming). */
+  readonly history?: ReadonlyArray<Message> | undefined
+  /**
+   * Continue a saved session: its id (loaded from the `SessionStore`, transcripts of `cwd`), or a
+   * transcript already loaded with `SessionStore.load`. The conversation, token totals, file read
+   * state and model are restored; a `tool_use` left without a result gets an "interrupted" one.
+   * The session keeps its id and appends to its file, unless `forkSession`.
+   */
+  readonly resume?: string | Transcript.Loaded | undefined
+  /** Continue the most recently written session of `cwd` (as `resume`). */
+  readonly continue?: boolean | undefined
+  /** With `resume` or `continue`: a new session (`sessionId`, or a new id) carrying the history, in a new file. */
+  readonly forkSession?: boolean | undefined
+  /**
+   * Write the transcript to the `SessionStore` (default true; `SessionStore.layerNoop` keeps
+   * nothing). `false` writes nothing, and still lets `resume` read one.
+   */
+  readonly persist?: boolean | undefined
+  /** The most model calls per turn (default {@link DEFAULT_MAX_TURNS}). */
+  readonly maxTurns?: number | undefined
+  readonly maxTokens?: number | undefined
+  /** After an answer cut at the output limit (default Claude Code's, `TurnPolicy.claudeCode`). */
+  readonly continuation?: TurnPolicy.Continuation | undefined
+  /** After the API said the prompt is too long (default Claude Code's, `TurnPolicy.claudeCode`). */
+  readonly promptTooLong?: TurnPolicy.PromptTooLong | undefined
+  /**
+   * Replaces the `ContextAssembly`'s system prompt. A string or text blocks are sent as given (all
+   * of it the stable part); a `SystemPrompt` as its two parts.
+   */
+  readonly systemPrompt?: ModelRequest["system"] | SystemPrompt.SystemPrompt | undefined
+  /** Added after the system prompt (the assembled one or `systemPrompt`), as its last section. */
+  readonly appendSystemPrompt?: string | undefined
+  /** Emit `stream_event` messages with the raw model events. */
+  readonly includePartialMessages?: boolean | undefined
+  /** The MCP servers of this session and how their start went, as `system`/`init` reports them. */
+  readonly mcpServers?: ReadonlyArray<{ readonly name: string; readonly status: string }> | undefined
+  /**
+   * Prices per model (default {@link Pricing.defaultTable}; `Pricing.merge` adds to it). A model it
+   * does not know counts as $0, and the session warns about it once (`system`/`informational`).
+   */
+  readonly pricing?: Pricing.Table | undefined
+  /**
+   * Ends the turn with `error_max_budget_usd` once the session's total cost reaches this many USD:
+   * checked after each model response (a soft cap: the response that crosses it is kept, its tool
+   * calls are not run).
+   */
+  readonly maxBudgetUsd?: number | undefined
+  /**
+   * The Read-shaped tool that attaches the files a prompt mentions with `@path` (default: the
+   * registry's `Read`; without one, mentions stay text).
+   */
+  readonly mentionReader?: Tool.Any | undefined
+  /** Further Messages API parameters for every request. */
+  readonly params?: Readonly<Record<string, unknown>> | undefined
+}
+
+/** Options that start a new session (no `resume`, no `continue`): making it cannot fail. @category Models */
+export interface NewSession {
+  readonly resume?: undefined
+  readonly continue?: false | undefined
+}
+
+/** Options of one `submit`. @category Models */
+export interface SubmitOptions {
+  /** Aborting it stops the turn, as `interrupt` does (for embedders outside Effect). */
+  readonly signal?: AbortSignal | undefined
+}

@@ -1,0 +1,169 @@
+/**
+ * One model turn of a session: the prompt (its `@path` mentions attached) goes into the
+ * conversation and the transcript, the turn loop runs with the session's state, and its events
+ * become SDK messages (`SdkProjection`) as they come, each chunk's final messages written to the
+ * transcript before they are emitted, and exactly one `result` last.
+ *
+ * @since 0.1.0
+ */
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import * as Mentions from "../input/Mentions.js"
+import { TextBlock, UserMessage } from "../message/Message.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
+import * as TurnLoop from "../turn/TurnLoop.js"
+import * as Cost from "./Cost.js"
+import { costOf, type Current, type Engine, opening, stampOf, unpricedWarnings, warnings } from "./Engine.js"
+import type * as SdkMessage from "./SdkMessage.js"
+import * as SdkProjection from "./SdkProjection.js"
+import { INTERRUPTED_NOTE } from "./SessionOptions.js"
+import { SessionState } from "./SessionState.js"
+import * as TokenUsage from "./TokenUsage.js"
+
+/** Completes when `signal` aborts (at once if it already has). */
+const aborted = (signal: AbortSignal): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (signal.aborted) return resume(Effect.void)
+    const onAbort = () => resume(Effect.void)
+    signal.addEventListener("abort", onAbort, { once: true })
+    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  })
+
+/** Options of one turn. @category Models */
+export interface TurnOptions {
+  /** Aborting it stops the turn. */
+  readonly signal?: AbortSignal | undefined
+  /** The model of this turn only (a custom command's `model:`); default the session's. */
+  readonly model?: string | undefined
+}
+
+/** The budget check of the session's `maxBudgetUsd`, if it has one. */
+const budgetOf = (engine: Engine, current: Current): Effect.Effect<string | undefined> | undefined => {
+  const max = engine.options.maxBudgetUsd
+  if (max === undefined) return undefined
+  return Effect.map(
+    Ref.get(current.state.usage),
+    (usage) => Cost.total(usage, engine.pricing) >= max ? `Reached maximum budget ($${max})` : undefined
+  )
+}
+
+/** The user message for `prompt`: a string's `@path` mentions attached, a message as it is. */
+const userMessageOf = (engine: Engine, current: Current, prompt: string | UserMessage) =>
+  typeof prompt !== "string"
+    ? Effect.succeed({ message: prompt, skipped: [] as ReadonlyArray<Mentions.Skipped> })
+    : Mentions.expand(prompt, {
+      cwd: engine.options.cwd,
+      read: engine.mentionReader,
+      denied: Mentions.denyRules(engine.permissions.config, engine.options.cwd)
+    }).pipe(Effect.provideService(SessionState, current.state), Effect.provide(engine.services))
+
+/**
+ * Runs one model turn for `prompt` in the session `engine` holds, and streams its SDK messages;
+ * the last is its `result`.
+ *
+ * @category Running
+ */
+export const run = (engine: Engine, prompt: string | UserMessage, options: TurnOptions = {}): Stream.Stream<SdkMessage.SdkMessage> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    yield* Effect.acquireRelease(engine.turnLock.take(1), () => engine.turnLock.release(1))
+    const signal = yield* Deferred.make<void>()
+    yield* Ref.set(engine.interrupt, signal)
+    const { current, messages: prefix } = yield* opening(engine)
+    const { recorder, state } = current
+    const stamp = stampOf(engine, current)
+    const startedAt = yield* Clock.currentTimeMillis
+    const apiBefore = yield* Ref.get(state.apiDurationMs)
+    const model = options.model ?? (yield* Ref.get(engine.model))
+    const { message: userMessage, skipped } = yield* userMessageOf(engine, current, prompt)
+    yield* Ref.update(state.messages, (ms) => [...ms, userMessage])
+    for (const skip of skipped) {
+      prefix.push(SdkProjection.warning(`${skip.mention} was not attached (${skip.reason}); it was sent as text.`, stamp))
+    }
+    // The prompt is final: it is in the transcript before the model sees it.
+    prefix.push(...warnings(engine, current, yield* recorder.checkpoint()))
+    let turnUsage = TokenUsage.zero
+
+    const result = (event: Extract<TurnEvent, { _tag: "TurnComplete" }>) =>
+      Effect.gen(function*() {
+        const cost = yield* costOf(engine, current)
+        return SdkProjection.result(event, {
+          durationMs: (yield* Clock.currentTimeMillis) - startedAt,
+          apiDurationMs: (yield* Ref.get(state.apiDurationMs)) - apiBefore,
+          usage: turnUsage,
+          modelUsage: cost.modelUsage,
+          totalCostUsd: cost.totalCostUsd,
+          permissionDenials: yield* Ref.get(state.permissionDenials),
+          maxTurns: engine.maxTurns,
+          maxBudgetUsd: engine.options.maxBudgetUsd
+        }, stamp)
+      })
+
+    // One effect per chunk of loop events, not per event.
+    const chunkToMessages = (chunk: Chunk.Chunk<TurnEvent>): Effect.Effect<Chunk.Chunk<SdkMessage.SdkMessage>> =>
+      Effect.gen(function*() {
+        const out: Array<SdkMessage.SdkMessage> = []
+        let complete: Extract<TurnEvent, { _tag: "TurnComplete" }> | undefined
+        let final = false
+        for (const event of Chunk.toReadonlyArray(chunk)) {
+          if (event._tag === "TurnComplete") {
+            complete = event
+            continue
+          }
+          if (event._tag !== "StreamEvents" && event._tag !== "ToolProgress") final = true
+          if (event._tag === "StageApplied") recorder.note(event.report)
+          if (event._tag === "Assistant" && event.message.usage !== undefined) {
+            turnUsage = TokenUsage.add(turnUsage, TokenUsage.fromResponse(event.message.usage))
+          }
+          if (event._tag === "ToolResults") {
+            const denials = yield* Ref.get(state.permissionDenials)
+            if (denials.length > 0) out.push(...SdkProjection.permissionDenied(event.message, denials, stamp))
+          }
+          SdkProjection.turnEvent(event, stamp, model, out)
+        }
+        // A turn stopped mid-answer tells the model so in the conversation (as Claude Code does): the
+        // cut answer is dropped, and the next request carries the prompt and this note.
+        if (complete?.reason === "aborted_streaming") {
+          const note = new UserMessage({ content: [new TextBlock({ text: INTERRUPTED_NOTE })] })
+          yield* Ref.update(state.messages, (ms) => [...ms, note])
+          out.push(SdkProjection.user(note, stamp))
+          final = true
+        }
+        // What became final in this chunk is in the transcript before it is emitted (a process
+        // killed now loses at most the message in flight); the end of the turn also syncs the file.
+        if (final || complete !== undefined) {
+          out.push(...warnings(engine, current, yield* recorder.checkpoint({ sync: complete !== undefined })))
+        }
+        if (complete === undefined) return Chunk.unsafeFromArray(out)
+        out.push(...(yield* unpricedWarnings(engine, current)))
+        out.push(yield* result(complete))
+        return Chunk.unsafeFromArray(out)
+      })
+
+    const { request: systemFields } = yield* engine.prompt
+    const turn = TurnLoop.run({
+      model,
+      maxTokens: engine.maxTokens,
+      maxTurns: engine.maxTurns,
+      continuation: engine.options.continuation,
+      promptTooLong: engine.options.promptTooLong,
+      budget: budgetOf(engine, current),
+      ...systemFields,
+      cwd: engine.options.cwd,
+      params: engine.options.params,
+      interrupt: options.signal === undefined
+        ? Deferred.await(signal)
+        : Effect.raceFirst(Deferred.await(signal), aborted(options.signal)),
+      emitStreamEvents: engine.options.includePartialMessages === true
+    }).pipe(
+      Stream.mapChunksEffect(chunkToMessages),
+      // A consumer that stops pulling early still leaves the transcript up to date and synced.
+      Stream.ensuring(Effect.suspend(() => recorder.checkpoint({ sync: true }))),
+      Stream.provideService(SessionState, state),
+      Stream.provideSomeContext(engine.services)
+    )
+    return prefix.length === 0 ? turn : Stream.concat(Stream.fromIterable(prefix), turn)
+  }))

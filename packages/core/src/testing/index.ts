@@ -1,0 +1,11 @@
+/**
+ * Keel's testing toolkit, `@keel/core/testing`: the scripted model and the deterministic layer
+ * and virtual-time helpers to run sessions, turns and resilience layers in tests.
+ *
+ * @since 0.1.0
+ */
+
+/** The deterministic session layer and the virtual-time helpers. */
+export * as Testing from "./Testing.js"
+/** The scripted model. */
+export * as TestModel from "../model/TestModel.js"
