@@ -34,6 +34,8 @@ import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import type { Flags } from "./Flags.js"
 import * as Settings from "./Settings.js"
@@ -69,7 +71,27 @@ export interface Options extends
   readonly canUseTool?: Permissions.CanUseTool | undefined
   /** The environment of MCP configs' `${VAR}` expansion, of the MCP servers Keel starts and of Bash commands (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
+  readonly debug?: boolean | undefined
 }
+
+/**
+ * Where the kernel's logs go: stderr (stdout is the answer, or `stream-json`), one `keel:` line
+ * each. Silent but for warnings; with `debug`, the notable events of a run too (each retry and its
+ * wait, fallbacks, compactions), at level `DEBUG`.
+ *
+ * @category Layers
+ */
+export const logging = (debug: boolean): Layer.Layer<never> =>
+  Layer.merge(
+    Logger.replace(
+      Logger.defaultLogger,
+      Logger.make((entry) => {
+        process.stderr.write(`keel: ${Logger.logfmtLogger.log(entry)}\n`)
+      })
+    ),
+    Logger.minimumLogLevel(debug ? LogLevel.Debug : LogLevel.Warning)
+  )
 
 /** The services a run's session needs. @category Models */
 export type Services =
@@ -154,7 +176,8 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     Layer.provideMerge(tools),
     Layer.provideMerge(permissions),
     Layer.provide(NodeContext.layer),
-    Layer.provide(Telemetry.layerConfig)
+    Layer.provide(Telemetry.layerConfig),
+    Layer.provideMerge(logging(options.debug === true))
   )
 }
 

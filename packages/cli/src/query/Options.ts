@@ -316,6 +316,7 @@ export const resolve = (
     return {
       runtime: {
         cwd,
+        debug: options.debug === true,
         model: options.model,
         fallbackModels,
         maxTurns: options.maxTurns,

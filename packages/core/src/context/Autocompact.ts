@@ -306,6 +306,9 @@ export const make = (
           const state = { ...before, failures: before.failures + 1 }
           yield* setBreaker(context.sessionId, state)
           const halt = tripped(state)
+          yield* Effect.logDebug(halt === undefined ? "compaction failed" : "compaction failed; the breaker is open").pipe(
+            Effect.annotateLogs({ trigger: request.trigger, reason: outcome.reason, failures: state.failures })
+          )
           return {
             messages,
             report: `compaction failed: ${outcome.reason}`,
@@ -313,6 +316,11 @@ export const make = (
           } satisfies StageResult
         }
         yield* setBreaker(context.sessionId, { ...before, failures: 0, lastCompactionCall: calls })
+        yield* Effect.logDebug("compacted the conversation").pipe(Effect.annotateLogs({
+          trigger: request.trigger,
+          preTokens: outcome.compaction.preTokens,
+          postTokens: outcome.compaction.postTokens
+        }))
         return {
           messages: outcome.messages,
           report: `compacted ~${outcome.compaction.preTokens} → ~${outcome.compaction.postTokens} tokens`,
@@ -338,7 +346,10 @@ export const make = (
           const next = { ...state, calls, rapidRefills: rapid ? state.rapidRefills + 1 : 0 }
           yield* setBreaker(context.sessionId, next)
           const halt = tripped(next)
-          if (halt !== undefined) return { messages, halt }
+          if (halt !== undefined) {
+            yield* Effect.logDebug("the compaction breaker is open: the turn ends").pipe(Effect.annotateLogs({ halt }))
+            return { messages, halt }
+          }
           return yield* guarded(messages, context, { trigger: "auto", keepTurns: 1 }, calls)
         })
     }

@@ -56,6 +56,13 @@ const quoteHints = (yaml: string): string =>
 
 type Yaml = typeof import("yaml")
 
+/**
+ * The YAML library, loaded now. It is a CommonJS module: bundled for Node (the `keel` binary) its
+ * namespace holds it as `default` only, elsewhere its named exports too.
+ */
+const loadYaml = (): Promise<Yaml> =>
+  import("yaml").then((module) => ("Parser" in module ? module : (module as unknown as { default: Yaml }).default))
+
 /** How deeply the YAML nests, from its syntax tree, walked without recursion (the parser makes none). */
 const nesting = (YAML: Yaml, source: string): number => {
   let deepest = 0
@@ -96,7 +103,7 @@ const parseFrontmatter = (yaml: string): Effect.Effect<Frontmatter, InvalidFile>
       return yield* new InvalidFile({ problem, fix: flat })
     }
     const YAML = yield* Effect.tryPromise({
-      try: () => import("yaml"),
+      try: loadYaml,
       catch: (e) =>
         new InvalidFile({ problem: `could not be read: the YAML parser did not load (${e})`, fix: "Reinstall Keel." })
     })

@@ -58,11 +58,14 @@ export const make = (client: ModelClient["Type"], options: Options): ModelClient
           return client.stream(last ? { ...rest, model } : { ...rest, model, overloadBudget: budget })
         },
         (error, n) =>
-          Effect.succeed(
-            error._tag === "Overloaded" && n < chain.length
-              ? AttemptLoop.again(Stream.make(ModelNotice.modelSwitched({ from: chain[n - 1]!, to: chain[n]!, error })))
-              : AttemptLoop.giveUp(error)
-          ),
+          error._tag === "Overloaded" && n < chain.length
+            ? Effect.as(
+              Effect.logDebug("switching to the fallback model after repeated overloads").pipe(
+                Effect.annotateLogs({ from: chain[n - 1]!, to: chain[n]! })
+              ),
+              AttemptLoop.again(Stream.make(ModelNotice.modelSwitched({ from: chain[n - 1]!, to: chain[n]!, error })))
+            )
+            : Effect.succeed(AttemptLoop.giveUp(error)),
         "fallback"
       )
     }

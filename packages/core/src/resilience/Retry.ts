@@ -5,7 +5,8 @@
  * when long, a `Waiting` heartbeat every 30 s, so a consumer can tell waiting from hung. An attempt
  * that failed after streaming part of an answer is retracted first. A 401 asks the `Credentials`
  * service to refresh once, then retries at once. When the schedule stops, the call fails with the
- * last error, recording how many requests were made. Each retry is logged (`Effect.logDebug`).
+ * last error, recording how many requests were made. Each attempt is a `keel.model.attempt` span;
+ * each retry is logged (`Effect.logDebug`).
  *
  * @since 0.1.0
  */
@@ -146,7 +147,12 @@ export const make = (
             const delayMs = Math.max(0, ScheduleIntervals.start(step.intervals) - now)
             return yield* retry(error, delayMs, isDecision(out) ? out.maxRetries : budget)
           })
-        return AttemptLoop.run(() => client.stream(request), onFailure, "retry")
+        // Each attempt is a span of its own, under the model call's.
+        const attempt = (n: number) =>
+          client.stream(request).pipe(
+            Stream.withSpan("keel.model.attempt", { attributes: { "keel.attempt": n, "keel.model": request.model } })
+          )
+        return AttemptLoop.run(attempt, onFailure, "retry")
       })
   })
 }
