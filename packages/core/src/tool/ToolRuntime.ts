@@ -16,15 +16,16 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { recordingDenials } from "../permission/DenialRecording.js"
+import { type RecordingCheck, recordingDenials } from "../permission/DenialRecording.js"
 import { Permissions } from "../permission/Permissions.js"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ToolResultBlock, type ToolUseBlock } from "../message/Message.js"
-import type { Any, Services, ToolOutput } from "./Tool.js"
+import type { Any, Services, ToolError, ToolOutput } from "./Tool.js"
 import type { ToolEvent } from "./ToolEvent.js"
 import { ToolRegistry } from "./ToolRegistry.js"
 import * as ToolScheduler from "./ToolScheduler.js"
@@ -100,6 +101,112 @@ interface Planned {
   readonly safe: boolean
 }
 
+/** One decoder per tool of a registry: building a decoder walks the schema, so it is done once. */
+type Decoders = ReadonlyMap<Any, (input: unknown) => Either.Either<unknown, ParseResult.ParseError>>
+
+const decodersOf = (registry: ToolRegistry["Type"]): Decoders =>
+  new Map(
+    registry.tools.map((tool) => [tool, Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "ignore" })])
+  )
+
+/** A call that does not run: its tool is unknown, or its input is not what the tool takes. */
+const invalid = (call: ToolCall, tool: Any | undefined, message: string): Planned => ({
+  call,
+  tool,
+  input: { ok: false, message },
+  safe: true
+})
+
+/** A call looked at before it is scheduled: its tool, its decoded input, whether it may run beside others. */
+const plan = (registry: ToolRegistry["Type"], decoders: Decoders, call: ToolCall): Planned => {
+  const tool = registry.get(call.block.name)
+  if (tool === undefined) {
+    const available = registry.tools.map((t) => t.name).join(", ")
+    return invalid(call, tool, `Error: No such tool available: ${call.block.name}. The available tools are: ${available || "none"}.`)
+  }
+  if (call.malformedInput !== undefined) {
+    return invalid(call, tool, `InputValidationError: the input was not valid JSON: ${call.malformedInput.slice(0, 200)}`)
+  }
+  const decoded = decoders.get(tool)!(call.block.input)
+  if (decoded._tag === "Left") {
+    return invalid(
+      call,
+      tool,
+      `InputValidationError: ${tool.name} failed due to the following issues:\n` +
+        ParseResult.TreeFormatter.formatErrorSync(decoded.left)
+    )
+  }
+  return { call, tool, input: { ok: true, value: decoded.right }, safe: safely(() => tool.isConcurrencySafe(decoded.right)) }
+}
+
+/** The input the call runs with, or why it does not run (its permission check said no). */
+const checkCall = (
+  check: RecordingCheck,
+  decoders: Decoders,
+  tool: Any,
+  call: ToolCall,
+  decoded: unknown,
+  cwd: string
+): Effect.Effect<{ readonly input: unknown } | { readonly denied: string }, never, Services> =>
+  Effect.map(
+    check({
+      toolName: tool.name,
+      input: call.block.input,
+      isReadOnly: safely(() => tool.isReadOnly(decoded)),
+      toolUseId: call.block.id,
+      cwd
+    }),
+    (decision) => {
+      if (decision._tag === "Deny") return { denied: decision.message }
+      if (decision.updatedInput === undefined) return { input: decoded }
+      const redecoded = decoders.get(tool)!(decision.updatedInput)
+      return redecoded._tag === "Right"
+        ? { input: redecoded.right }
+        : { denied: `The permission callback changed the input of ${tool.name} into an invalid one` }
+    }
+  )
+
+/** How a call ended, for its span and its result. */
+const ended = (
+  outcome: "ok" | "error" | "denied" | "invalid_input",
+  result: ToolResultBlock,
+  cancelsSiblings = false
+): Effect.Effect<ToolScheduler.Outcome> =>
+  Effect.as(Effect.annotateCurrentSpan("keel.tool.outcome", outcome), { result, cancelsSiblings })
+
+/** Checks and runs one planned call; every way it can end is a result (interruption excepted). */
+const execute = (
+  check: RecordingCheck,
+  decoders: Decoders,
+  p: Planned,
+  cwd: string,
+  emit: (event: ToolEvent) => Effect.Effect<void>
+): Effect.Effect<ToolScheduler.Outcome, never, Services> => {
+  const id = p.call.block.id
+  if (!p.input.ok || p.tool === undefined) {
+    return ended("invalid_input", errorResult(id, p.input.ok ? "Error: No such tool" : p.input.message))
+  }
+  const tool = p.tool
+  return Effect.flatMap(checkCall(check, decoders, tool, p.call, p.input.value, cwd), (c) =>
+    "denied" in c
+      ? ended("denied", errorResult(id, c.denied))
+      : Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd, emit })).pipe(
+        Effect.matchCauseEffect({
+          onSuccess: (output) => ended("ok", successResult(tool, id, output)),
+          onFailure: (cause) =>
+            Cause.isInterruptedOnly(cause)
+              ? Effect.failCause(cause as Cause.Cause<never>)
+              : ended("error", errorResult(id, failureMessage(tool, cause)), tool.cancelsSiblingsOnError === true)
+        })
+      ))
+}
+
+/** What a failed call says: its `ToolError`'s message, or that it crashed. */
+const failureMessage = (tool: Any, cause: Cause.Cause<ToolError>): string =>
+  Cause.failureOption(cause).pipe((o) =>
+    o._tag === "Some" ? o.value.message : `${tool.name} crashed: ${Cause.pretty(cause).split("\n")[0]}`
+  )
+
 /**
  * Builds the runtime over a registry and a permission policy: every call is checked before it
  * runs; a denied call gets an error result saying why, and is recorded in the session's permission
@@ -109,131 +216,28 @@ interface Planned {
  */
 export const make = (registry: ToolRegistry["Type"], policy: Permissions["Type"], options: Options = {}): Service => {
   const check = recordingDenials(policy)
-  const maxConcurrency = options.maxConcurrency ?? 10
-  // One decoder per tool, built once: building a decoder walks the schema.
-  const decoders = new Map(
-    registry.tools.map((tool) => [tool, Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "ignore" })])
-  )
-
-  const plan = (call: ToolCall): Planned => {
-    const tool = registry.get(call.block.name)
-    if (tool === undefined) {
-      const available = registry.tools.map((t) => t.name).join(", ")
-      return {
-        call,
-        tool,
-        input: {
-          ok: false,
-          message: `Error: No such tool available: ${call.block.name}. The available tools are: ${available || "none"}.`
-        },
-        safe: true
-      }
-    }
-    if (call.malformedInput !== undefined) {
-      return {
-        call,
-        tool,
-        input: { ok: false, message: `InputValidationError: the input was not valid JSON: ${call.malformedInput.slice(0, 200)}` },
-        safe: true
-      }
-    }
-    const decoded = decoders.get(tool)!(call.block.input)
-    if (decoded._tag === "Left") {
-      return {
-        call,
-        tool,
-        input: {
-          ok: false,
-          message: `InputValidationError: ${tool.name} failed due to the following issues:\n` +
-            ParseResult.TreeFormatter.formatErrorSync(decoded.left)
-        },
-        safe: true
-      }
-    }
-    let safe = false
-    try {
-      safe = tool.isConcurrencySafe(decoded.right)
-    } catch {
-      safe = false
-    }
-    return { call, tool, input: { ok: true, value: decoded.right }, safe }
-  }
-
-  /** The input the call runs with, or why it does not run (its permission check said no). */
-  const checkCall = (
-    tool: Any,
-    call: ToolCall,
-    decoded: unknown,
-    cwd: string
-  ): Effect.Effect<{ readonly input: unknown } | { readonly denied: string }, never, Services> =>
-    Effect.map(
-      check({ toolName: tool.name, input: call.block.input, isReadOnly: safely(() => tool.isReadOnly(decoded)), toolUseId: call.block.id, cwd }),
-      (decision) => {
-        if (decision._tag === "Deny") return { denied: decision.message }
-        if (decision.updatedInput === undefined) return { input: decoded }
-        const redecoded = decoders.get(tool)!(decision.updatedInput)
-        return redecoded._tag === "Right"
-          ? { input: redecoded.right }
-          : { denied: `The permission callback changed the input of ${tool.name} into an invalid one` }
-      }
-    )
-
-  /** Checks and runs one planned call; every way it can end is a result (interruption excepted). */
-  const execute = (
-    p: Planned,
-    cwd: string,
-    emit: (event: ToolEvent) => Effect.Effect<void>
-  ): Effect.Effect<ToolScheduler.Outcome, never, Services> => {
-    const id = p.call.block.id
-    const ended = (outcome: "ok" | "error" | "denied" | "invalid_input", result: ToolResultBlock, cancelsSiblings = false) =>
-      Effect.as(Effect.annotateCurrentSpan("keel.tool.outcome", outcome), { result, cancelsSiblings })
-    if (!p.input.ok || p.tool === undefined) {
-      return ended("invalid_input", errorResult(id, p.input.ok ? "Error: No such tool" : p.input.message))
-    }
-    const tool = p.tool
-    return Effect.flatMap(checkCall(tool, p.call, p.input.value, cwd), (c) =>
-      "denied" in c
-        ? ended("denied", errorResult(id, c.denied))
-        : Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd, emit })).pipe(
-          Effect.matchCauseEffect({
-            onSuccess: (output) => ended("ok", successResult(tool, id, output)),
-            onFailure: (cause) =>
-              Cause.isInterruptedOnly(cause)
-                ? Effect.failCause(cause as Cause.Cause<never>)
-                : ended(
-                  "error",
-                  errorResult(
-                    id,
-                    Cause.failureOption(cause).pipe((o) =>
-                      o._tag === "Some" ? o.value.message : `${tool.name} crashed: ${Cause.pretty(cause).split("\n")[0]}`
-                    )
-                  ),
-                  tool.cancelsSiblingsOnError === true
-                )
-          })
-        ))
-  }
+  const decoders = decodersOf(registry)
 
   const start = (cwd: string): Effect.Effect<Executor, never, Scope.Scope | Services> =>
     Effect.gen(function*() {
       const scope = yield* Effect.scope
       const services = yield* Effect.context<Services>()
       const scheduler = yield* ToolScheduler.make({
-        maxConcurrency,
+        maxConcurrency: options.maxConcurrency ?? 10,
         progressInterval: options.progressInterval,
         cancelled: cancelledResult
       }, scope)
       return {
         ...scheduler,
         add: (call) => {
-          const planned = plan(call)
+          const planned = plan(registry, decoders, call)
           scheduler.add({
             id: call.block.id,
             toolName: call.block.name,
             safe: planned.safe,
             label: labelOf(call.block),
             run: (emit) =>
-              execute(planned, cwd, emit).pipe(
+              execute(check, decoders, planned, cwd, emit).pipe(
                 Effect.onInterrupt(() => Effect.annotateCurrentSpan("keel.tool.outcome", "interrupted")),
                 Effect.withSpan("keel.tool", {
                   attributes: { "keel.tool.name": call.block.name, "keel.tool.use_id": call.block.id }

@@ -1,0 +1,214 @@
+/**
+ * The steps of a turn, each a function of the `Turn` and what it is given: an iteration (prepare,
+ * call the model), what follows an answer (the step `Decide` chose: run the tools, ask the model to
+ * go on, answer the calls unrun, stop), what follows a failed call (stop, or compact and call
+ * again), and the repair of tool calls left open by an interruption. Each step's follow-up is built
+ * from the decision it returns.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import { type AssistantMessage, type Message, UserMessage } from "../message/Message.js"
+import type * as Accumulator from "../model/Accumulator.js"
+import type { ModelError } from "../model/ModelError.js"
+import type { ModelRequest } from "../model/ModelRequest.js"
+import * as TokenUsage from "../session/TokenUsage.js"
+import * as ToolRuntime from "../tool/ToolRuntime.js"
+import * as Decide from "./Decide.js"
+import * as LoopState from "./LoopState.js"
+import * as ModelCall from "./ModelCall.js"
+import { answerAll, append, completion, decide, recordApiTime, stageContext, type Turn } from "./Turn.js"
+import { TurnEvent } from "./TurnEvent.js"
+
+/** The calls of `uses` run (most started while the answer streamed): progress and reports, then their results. */
+const runTools = (turn: Turn, uses: ReadonlyArray<{ readonly id: string }>, executor: ToolRuntime.Executor) =>
+  Stream.concat(
+    executor.events.pipe(Stream.filterMap((event): Option.Option<TurnEvent> => {
+      switch (event._tag) {
+        case "Result":
+          return Option.none()
+        case "Progress":
+          return Option.some(TurnEvent.ToolProgress({
+            toolUseId: event.toolUseId,
+            toolName: event.toolName,
+            elapsedSeconds: event.elapsedSeconds
+          }))
+        case "Reported":
+          return Option.some(TurnEvent.ToolReported({ toolUseId: event.toolUseId, event: event.event }))
+      }
+    })),
+    Stream.fromIterableEffect(Effect.gen(function*() {
+      const message = answerAll(uses, executor.finished, ToolRuntime.interruptedResult)
+      yield* append(turn, message)
+      yield* Ref.update(turn.loop, LoopState.toolsAnswered)
+      yield* decide(turn, Decide.Outcome.ToolsAnswered({ spent: yield* turn.spent }))
+      return [TurnEvent.ToolResults({ message }), ...(yield* completion(turn))]
+    }))
+  )
+
+/** Performs the step decided after an answer. */
+const afterAnswer = (
+  turn: Turn,
+  next: Decide.Next,
+  message: AssistantMessage,
+  executor: ToolRuntime.Executor,
+  call: ModelCall.ModelCall,
+  result: Accumulator.Result
+): Stream.Stream<TurnEvent> =>
+  Decide.Next.$match(next, {
+    RunTools: () => {
+      const uses = message.toolUses
+      // Calls whose blocks completed while streaming are already running; any other is added now.
+      for (const block of uses) {
+        if (!call.started.has(block.id)) executor.add({ block, malformedInput: result.malformedToolInput.get(block.id) })
+      }
+      executor.close()
+      return Stream.unwrap(Effect.as(
+        Ref.update(turn.loop, (s) => LoopState.runningTools(s, { uses, finished: executor.finished })),
+        runTools(turn, uses, executor)
+      ))
+    },
+    Continue: ({ prompt }) =>
+      Stream.fromIterableEffect(Effect.gen(function*() {
+        const resume = new UserMessage({ content: prompt })
+        yield* append(turn, resume)
+        return [TurnEvent.Continuation({ message: resume }), ...(yield* completion(turn))]
+      })),
+    AnswerUnrun: ({ message: why }) =>
+      Stream.fromIterableEffect(Effect.gen(function*() {
+        // Calls that finished while the answer streamed keep their results; the others stop when
+        // this iteration's scope closes.
+        const answered = answerAll(
+          message.toolUses,
+          new Map(executor.finished),
+          (id) => ToolRuntime.errorResult(id, `${why}: the turn ended before this tool call ran to completion.`)
+        )
+        yield* append(turn, answered)
+        return [TurnEvent.ToolResults({ message: answered }), ...(yield* completion(turn))]
+      })),
+    Stop: () => Stream.fromIterableEffect(completion(turn)),
+    CallModel: () => Stream.empty,
+    Compact: () => Stream.empty
+  })
+
+/** Once the answer is complete: record it, decide, and emit it before whatever follows. */
+const answered = (turn: Turn, call: ModelCall.ModelCall, startedAt: number, executor: ToolRuntime.Executor) =>
+  Stream.unwrap(Effect.gen(function*() {
+    yield* recordApiTime(turn, startedAt)
+    const { model, result } = call.answer()
+    const message = result.message
+    yield* append(turn, message)
+    if (message.usage !== undefined) {
+      const usage = TokenUsage.fromResponse(message.usage)
+      yield* Ref.update(turn.session.usage, (u) => TokenUsage.addTo(u, message.model ?? model, usage))
+    }
+    const next = yield* decide(turn, Decide.Outcome.Answered({ message, model, spent: yield* turn.spent }))
+    return Stream.concat(Stream.make(TurnEvent.Assistant({ message })), afterAnswer(turn, next, message, executor, call, result))
+  }))
+
+/** After the API said the prompt is too long: compact hard, then the loop makes the request again. */
+const compactNow = (turn: Turn, error: ModelError): Stream.Stream<TurnEvent> =>
+  Stream.concat(
+    Stream.make(TurnEvent.Status({ status: "compacting" })),
+    Stream.fromIterableEffect(Effect.gen(function*() {
+      const history = yield* Ref.get(turn.session.messages)
+      const compacted = yield* turn.compactor.reactive(history, stageContext(turn, yield* Ref.get(turn.loop)))
+      if (compacted.halt !== undefined) {
+        yield* decide(turn, Decide.Outcome.CompactionFailed({ error, message: compacted.halt }))
+        return yield* completion(turn)
+      }
+      yield* Ref.set(turn.session.messages, compacted.messages)
+      yield* Effect.logDebug("compacted the conversation after the API said the prompt is too long")
+      yield* decide(turn, Decide.Outcome.Compacted())
+      return [TurnEvent.StageApplied({
+        report: { stage: "reactive-compact", report: compacted.report ?? "compacted", compaction: compacted.compaction }
+      })]
+    }))
+  )
+
+/** A failed model call: record its time, decide (end the turn, or compact and call again). */
+const failed = (turn: Turn, error: ModelError, model: string, startedAt: number): Stream.Stream<TurnEvent> =>
+  Stream.unwrap(Effect.gen(function*() {
+    yield* recordApiTime(turn, startedAt)
+    const next = yield* decide(turn, Decide.Outcome.ModelFailed({ error, model }))
+    return next._tag === "Compact" ? compactNow(turn, error) : Stream.fromIterableEffect(completion(turn))
+  }))
+
+/** The request of this iteration, for the prepared conversation. */
+const requestFor = (turn: Turn, state: LoopState.LoopState, messages: ReadonlyArray<Message>): ModelRequest => {
+  const { options } = turn
+  return {
+    model: state.model,
+    messages,
+    max_tokens: options.maxTokens,
+    tools: turn.registry.definitions,
+    source: options.source ?? "foreground",
+    ...(options.system !== undefined ? { system: options.system } : {}),
+    ...(options.systemStableBlocks !== undefined ? { systemStableBlocks: options.systemStableBlocks } : {}),
+    ...(options.params !== undefined ? { params: options.params } : {})
+  }
+}
+
+/** One iteration after the announcements: the pipeline, the model call, its answer or failure, and what follows. */
+const callModel = (turn: Turn, history: ReadonlyArray<Message>, state: LoopState.LoopState) =>
+  Effect.gen(function*() {
+    const prepared = yield* turn.pipeline.run(history, stageContext(turn, state))
+    if (prepared.messages !== history) yield* Ref.set(turn.session.messages, prepared.messages)
+    const reports = prepared.reports.map((report) => TurnEvent.StageApplied({ report }))
+    if (prepared.halt !== undefined) {
+      yield* decide(turn, Decide.Outcome.Halted({ message: prepared.halt }))
+      return Stream.fromIterable([...reports, ...(yield* completion(turn))])
+    }
+    const startedAt = yield* Clock.currentTimeMillis
+    // Tool calls start as their blocks complete, while the answer still streams; they run in this
+    // iteration's scope, so an error or interruption before the answer is recorded stops them.
+    const executor = yield* turn.runtime.start(turn.options.cwd)
+    const call = ModelCall.make(turn.client, requestFor(turn, state, prepared.messages), executor, {
+      emitStreamEvents: turn.options.emitStreamEvents !== false,
+      iteration: state.iteration
+    })
+    const answer = Stream.concat(call.events, answered(turn, call, startedAt, executor)).pipe(
+      Stream.catchAll((error) => failed(turn, error, call.model(), startedAt))
+    )
+    return reports.length === 0 ? answer : Stream.concat(Stream.fromIterable(reports), answer)
+  })
+
+/**
+ * The next iteration: the model call begins (a `keel.iteration` span), after the statuses of the
+ * stages about to do slow work (a compaction's model call).
+ *
+ * @category Steps
+ */
+export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const state = yield* Ref.updateAndGet(turn.loop, LoopState.startIteration)
+    yield* Ref.update(turn.session.turnCount, (n) => n + 1)
+    yield* Ref.set(turn.session.model, state.model)
+    const history = yield* Ref.get(turn.session.messages)
+    const statuses = turn.pipeline.announce(history, stageContext(turn, state))
+    const call = Stream.unwrapScoped(callModel(turn, history, state))
+    const iteration = statuses.length === 0
+      ? call
+      : Stream.concat(Stream.fromIterable(statuses.map((status) => TurnEvent.Status({ status }))), call)
+    return iteration.pipe(
+      Stream.withSpan("keel.iteration", { attributes: { "keel.iteration": state.iteration } }),
+      Stream.provideSomeContext(turn.services)
+    )
+  }))
+
+/**
+ * Answers every tool call still open (its result if it finished, "interrupted" if not), and returns
+ * that message; nothing when no call was open.
+ *
+ * @category Steps
+ */
+export const repair = (turn: Turn): Effect.Effect<UserMessage | undefined> =>
+  Effect.flatMap(Ref.get(turn.loop), (state) => {
+    if (state.inFlight === undefined) return Effect.succeed(undefined)
+    const message = answerAll(state.inFlight.uses, state.inFlight.finished, ToolRuntime.interruptedResult)
+    return Effect.as(Effect.zipRight(append(turn, message), Ref.update(turn.loop, LoopState.toolsAnswered)), message)
+  })
