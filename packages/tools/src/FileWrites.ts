@@ -44,6 +44,9 @@ export const requireFreshRead = (
     }
   })
 
+/** Temporary files made by this process: with its pid, a name no other write uses. */
+let temporaries = 0
+
 /** Writes `content` to `file` atomically, creating parent folders, and records the new mtime. @category Writing */
 export const writeAtomically = (
   fs: FileSystem.FileSystem,
@@ -53,7 +56,7 @@ export const writeAtomically = (
 ): Effect.Effect<void, Tool.ToolError, SessionState.SessionState> =>
   Effect.gen(function*() {
     const dir = path.dirname(file)
-    const temp = path.join(dir, `.${path.basename(file)}.keel-${process.pid}-${Date.now().toString(36)}.tmp`)
+    const temp = path.join(dir, `.${path.basename(file)}.keel-${process.pid}-${++temporaries}.tmp`)
     yield* fs.makeDirectory(dir, { recursive: true }).pipe(
       Effect.zipRight(fs.writeFileString(temp, content)),
       Effect.zipRight(fs.rename(temp, file)),

@@ -117,10 +117,14 @@ export const layer = (commands: ReadonlyArray<Command>): Layer.Layer<Commands> =
  *
  * @category Layers
  */
-export const layerAppend = <E, R>(
+export function layerAppend(commands: ReadonlyArray<Command>): Layer.Layer<Commands, never, Commands>
+export function layerAppend<E, R>(
+  commands: Effect.Effect<ReadonlyArray<Command>, E, R>
+): Layer.Layer<Commands, E, Commands | R>
+export function layerAppend<E, R>(
   commands: ReadonlyArray<Command> | Effect.Effect<ReadonlyArray<Command>, E, R>
-): Layer.Layer<Commands, E, Commands | R> =>
-  Layer.effect(
+): Layer.Layer<Commands, E, Commands | R> {
+  return Layer.effect(
     Commands,
     Effect.gen(function*() {
       const below = yield* Commands
@@ -128,6 +132,7 @@ export const layerAppend = <E, R>(
       return make(below.commands, more)
     })
   )
+}
 
 /** An embedder's command that answers with text. @category Constructors */
 export const reply = (

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import type * as Context from "effect/Context"
+import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { Compactor } from "../context/Compactor.js"
@@ -79,7 +80,7 @@ export interface Engine {
   /** One turn (or command) at a time. */
   readonly turnLock: Effect.Semaphore
   /** Completed to stop the running turn (a fresh one per turn). */
-  readonly interrupt: Ref.Ref<import("effect/Deferred").Deferred<void>>
+  readonly interrupt: Ref.Ref<Deferred.Deferred<void>>
   readonly prompt: Effect.Effect<SessionPrompt.Resolved>
   readonly mentionReader: Mentions.Reader
   /** Models without a price already warned about, as `session id␀model`. */
