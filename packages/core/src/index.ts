@@ -28,6 +28,10 @@ export * as ToolEvent from "./tool/ToolEvent.js"
 export * as TurnPolicy from "./turn/TurnPolicy.js"
 /** The turn loop's handle on reactive compaction. */
 export * as Compactor from "./context/Compactor.js"
+/** One compaction: the summary, the files re-read, the recent turns verbatim; smaller or failed. */
+export * as Compaction from "./context/Compaction.js"
+/** The compaction circuit breaker, one per session: repeated failures or rapid refills end the turn. */
+export * as CompactionBreaker from "./context/CompactionBreaker.js"
 /** The context management pipeline: budget → snip → microcompact → collapse → autocompact. */
 export * as ContextManagement from "./context/ContextManagement.js"
 /** What the context window holds, by category (`/context`). */
@@ -122,8 +126,12 @@ export * as SystemPrompt from "./prompt/SystemPrompt.js"
 export * as Snip from "./context/Snip.js"
 /** Raw stream events. */
 export * as StreamEvent from "./model/StreamEvent.js"
+/** The files re-read after a compaction: the most recently read, within budgets. */
+export * as FileRestore from "./context/FileRestore.js"
 /** What the file tools know of the session's files (read, and their mtime then). */
 export * as FileState from "./tool/FileState.js"
+/** The summary request of a compaction, its oldest turns dropped while it is too long. */
+export * as Summary from "./context/Summary.js"
 /** The instructions of a compaction summary. */
 export * as SummaryPrompt from "./context/SummaryPrompt.js"
 /** The scripted model for tests. */
@@ -132,6 +140,8 @@ export * as TestModel from "./model/TestModel.js"
 export * as TokenEstimate from "./context/TokenEstimate.js"
 /** The tool contract. */
 export * as Tool from "./tool/Tool.js"
+/** The turns of a conversation: where each starts (a prompt, not tool results). */
+export * as Turns from "./context/Turns.js"
 /** The tool result budget stage. */
 export * as ToolResultBudget from "./context/ToolResultBudget.js"
 /** The tool registry. */
