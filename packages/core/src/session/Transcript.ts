@@ -166,6 +166,172 @@ const decoders = Object.fromEntries(
 ) as Record<string, (u: unknown) => Either.Either<TranscriptEntry.Entry, ParseResult.ParseError>>
 
 /**
+ * Why a line does not replay: `foreign` when it shows the file is not a Keel transcript of this
+ * session (`ForeignTranscript`), otherwise it is corrupt (`CorruptTranscript`).
+ */
+interface Rejection {
+  readonly foreign: boolean
+  readonly reason: string
+}
+
+const corrupt = (reason: string): Either.Either<never, Rejection> => Either.left({ foreign: false, reason })
+const foreign = (reason: string): Either.Either<never, Rejection> => Either.left({ foreign: true, reason })
+
+/** What a line holds: nothing (blank), bytes that are not UTF-8 JSON text (and why), or a JSON value. */
+type Line =
+  | { readonly _tag: "Blank" }
+  | { readonly _tag: "Unreadable"; readonly reason: string }
+  | { readonly _tag: "Json"; readonly json: unknown }
+
+/** Reads one line's bytes (its newline excluded) as UTF-8 text, then as JSON unless it is blank. */
+const readLine = (bytes: Uint8Array): Line => {
+  let text: string
+  try {
+    text = decoder.decode(bytes)
+  } catch {
+    return { _tag: "Unreadable", reason: "it is not UTF-8 text" }
+  }
+  if (text.trim().length === 0) return { _tag: "Blank" }
+  try {
+    return { _tag: "Json", json: JSON.parse(text) }
+  } catch (e) {
+    return { _tag: "Unreadable", reason: `it is not JSON (${e instanceof Error ? e.message : String(e)})` }
+  }
+}
+
+/**
+ * The format version a line's record carries, checked: never newer than this Keel reads, and
+ * exactly Keel's on the `first` entry (the one that decides whether the file is a Keel transcript).
+ */
+const checkVersion = (version: unknown, first: boolean): Either.Either<void, Rejection> => {
+  if (typeof version === "number" && version > TranscriptEntry.VERSION) {
+    return foreign(`it is in transcript format ${version}, newer than this Keel reads (${TranscriptEntry.VERSION})`)
+  }
+  if (first && version !== TranscriptEntry.VERSION) {
+    return foreign(
+      typeof version === "string"
+        ? `its entries carry version "${version}", another program's, not Keel's format ${TranscriptEntry.VERSION}`
+        : `its first entry has no Keel format version (${TranscriptEntry.VERSION})`
+    )
+  }
+  return Either.void
+}
+
+/**
+ * A line's JSON as an entry of this transcript: in Keel's format, of a known type that decodes, of
+ * session `sessionId`, and chained to the previous entry (`lastUuid`). `first` when no entry came before.
+ */
+const toEntry = (
+  json: unknown,
+  options: { readonly sessionId: string; readonly lastUuid: string | null; readonly first: boolean }
+): Either.Either<TranscriptEntry.Entry, Rejection> => {
+  const { first, lastUuid, sessionId } = options
+  const record = typeof json === "object" && json !== null && !Array.isArray(json)
+    ? json as Record<string, unknown>
+    : undefined
+  const version = checkVersion(record?.["version"], first)
+  if (Either.isLeft(version)) return Either.left(version.left)
+  const type = record?.["type"]
+  const decode = typeof type === "string" ? decoders[type] : undefined
+  if (decode === undefined) {
+    return corrupt(typeof type === "string" ? `unknown entry type "${type}"` : "an entry without a type")
+  }
+  const decoded = decode(json)
+  if (Either.isLeft(decoded)) {
+    return corrupt(`a "${String(type)}" entry that does not decode: ${firstIssue(decoded.left)}`)
+  }
+  const entry = decoded.right
+  if (entry.sessionId !== sessionId) {
+    return first
+      ? foreign(`it is the transcript of session ${entry.sessionId}`)
+      : corrupt(`an entry of session ${entry.sessionId} in the transcript of ${sessionId}`)
+  }
+  if (entry.parentUuid !== lastUuid) {
+    return corrupt(
+      `its parentUuid ${entry.parentUuid ?? "null"} does not follow the previous entry (${lastUuid ?? "none"})`
+    )
+  }
+  return Either.right(entry)
+}
+
+/** The conversation a `rewrite` entry makes of `messages`: its kept ranges and inline messages, checked. */
+const rewrite = (
+  messages: ReadonlyArray<Message>,
+  entry: typeof TranscriptEntry.RewriteEntry.Type
+): Either.Either<Array<Message>, Rejection> => {
+  if (entry.from !== messages.length) {
+    return corrupt(`a rewrite of ${entry.from} messages, but the conversation before it has ${messages.length}`)
+  }
+  const rewritten: Array<Message> = []
+  for (const op of entry.ops) {
+    if ("keep" in op) {
+      const [a, b] = op.keep
+      if (a < 0 || b <= a || b > messages.length) {
+        return corrupt(`a rewrite keeps messages [${a}, ${b}) of ${messages.length}`)
+      }
+      for (let i = a; i < b; i++) rewritten.push(messages[i]!)
+    } else {
+      rewritten.push(op.message)
+    }
+  }
+  if (rewritten.length !== entry.length) {
+    return corrupt(`a rewrite that makes ${rewritten.length} messages, not the ${entry.length} it records`)
+  }
+  return Either.right(rewritten)
+}
+
+/** A replay under way: what the entries so far made of the session, and where the file's valid content ends. */
+interface Replay {
+  messages: Array<Message>
+  usage: PerModel
+  readonly fileState: Map<string, number>
+  model: string | undefined
+  lastModel: string | undefined
+  lastUuid: string | null
+  entries: number
+  origin: Loaded["origin"]
+  firstPrompt: string | undefined
+  readonly warnings: Array<string>
+  validBytes: number
+  truncated: boolean
+  missingNewline: boolean
+}
+
+/** Replays one entry into `replay` (its place in the chain is the caller's to record). */
+const apply = (replay: Replay, entry: TranscriptEntry.Entry): Either.Either<void, Rejection> => {
+  switch (entry.type) {
+    case "user":
+    case "assistant":
+      replay.messages.push(entry.message)
+      if (replay.firstPrompt === undefined) replay.firstPrompt = promptText(entry.message)
+      break
+    case "rewrite": {
+      const rewritten = rewrite(replay.messages, entry)
+      if (Either.isLeft(rewritten)) return rewritten
+      replay.messages = rewritten.right
+      break
+    }
+    case "model":
+      replay.lastModel = entry.model
+      if (!entry.fallback) replay.model = entry.model
+      break
+    case "usage": {
+      const next = new Map<string, TokenUsage.TokenUsage>()
+      for (const [name, counters] of Object.entries(entry.models)) next.set(name, counters)
+      replay.usage = next
+      break
+    }
+    case "file_state":
+      for (const [path, mtime] of Object.entries(entry.files)) replay.fileState.set(path, mtime)
+      break
+    case "origin":
+      replay.origin = { source: entry.source, from: entry.from }
+      break
+  }
+  return Either.void
+}
+
+/**
  * Replays a transcript's bytes (`file` names it in errors; `sessionId` is the session it must
  * belong to). A last line without a newline that does not parse was cut by a crash while being
  * written: it is skipped, with a warning. Anything else that does not replay is an error naming the
@@ -180,22 +346,23 @@ export const parse = (
   options: { readonly file: string; readonly sessionId: string }
 ): Either.Either<Loaded, CorruptTranscript | ForeignTranscript> => {
   const { file, sessionId } = options
-  const corrupt = (line: number, reason: string) => Either.left(new CorruptTranscript({ file, line, reason }))
-  const foreign = (line: number, reason: string) => Either.left(new ForeignTranscript({ file, line, reason }))
-
-  let messages: Array<Message> = []
-  let usage: PerModel = new Map()
-  const fileState = new Map<string, number>()
-  let model: string | undefined
-  let lastModel: string | undefined
-  let lastUuid: string | null = null
-  let entries = 0
-  let origin: Loaded["origin"]
-  let firstPrompt: string | undefined
-  const warnings: Array<string> = []
-  let validBytes = 0
-  let truncated = false
-  let missingNewline = false
+  const replay: Replay = {
+    messages: [],
+    usage: new Map(),
+    fileState: new Map(),
+    model: undefined,
+    lastModel: undefined,
+    lastUuid: null,
+    entries: 0,
+    origin: undefined,
+    firstPrompt: undefined,
+    warnings: [],
+    validBytes: 0,
+    truncated: false,
+    missingNewline: false
+  }
+  const rejected = (line: number, { foreign, reason }: Rejection) =>
+    Either.left(foreign ? new ForeignTranscript({ file, line, reason }) : new CorruptTranscript({ file, line, reason }))
 
   let start = 0
   let lineNo = 0
@@ -205,135 +372,44 @@ export const parse = (
     if (!terminated) end = bytes.length
     lineNo++
     const next = terminated ? end + 1 : end
-    const cut = () => {
-      truncated = true
-      warnings.push(
-        `${file}:${lineNo}: the last line is incomplete (the process stopped while writing it); it was skipped`
-      )
-    }
-    let text: string
-    try {
-      text = decoder.decode(bytes.subarray(start, end))
-    } catch {
-      if (!terminated) {
-        cut()
-        break
-      }
-      return entries === 0 ? foreign(lineNo, "it is not UTF-8 text") : corrupt(lineNo, "it is not UTF-8 text")
-    }
+    const line = readLine(bytes.subarray(start, end))
     start = next
-    if (text.trim().length === 0) {
-      if (terminated) validBytes = next
+    if (line._tag === "Blank") {
+      if (terminated) replay.validBytes = next
       continue
     }
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch (e) {
+    if (line._tag === "Unreadable") {
       if (!terminated) {
-        cut()
+        replay.truncated = true
+        replay.warnings.push(
+          `${file}:${lineNo}: the last line is incomplete (the process stopped while writing it); it was skipped`
+        )
         break
       }
-      const why = `it is not JSON (${e instanceof Error ? e.message : String(e)})`
-      return entries === 0 ? foreign(lineNo, why) : corrupt(lineNo, why)
+      return rejected(lineNo, { foreign: replay.entries === 0, reason: line.reason })
     }
-    const record = typeof json === "object" && json !== null && !Array.isArray(json)
-      ? json as Record<string, unknown>
-      : undefined
-    const version = record?.["version"]
-    if (typeof version === "number" && version > TranscriptEntry.VERSION) {
-      return foreign(lineNo, `it is in transcript format ${version}, newer than this Keel reads (${TranscriptEntry.VERSION})`)
-    }
-    if (entries === 0 && version !== TranscriptEntry.VERSION) {
-      return foreign(
-        lineNo,
-        typeof version === "string"
-          ? `its entries carry version "${version}", another program's, not Keel's format ${TranscriptEntry.VERSION}`
-          : `its first entry has no Keel format version (${TranscriptEntry.VERSION})`
-      )
-    }
-    const type = record?.["type"]
-    const decode = typeof type === "string" ? decoders[type] : undefined
-    if (decode === undefined) {
-      return corrupt(lineNo, typeof type === "string" ? `unknown entry type "${type}"` : "an entry without a type")
-    }
-    const decoded = decode(json)
-    if (Either.isLeft(decoded)) return corrupt(lineNo, `a "${String(type)}" entry that does not decode: ${firstIssue(decoded.left)}`)
-    const entry = decoded.right
-    if (entry.sessionId !== sessionId) {
-      return entries === 0
-        ? foreign(lineNo, `it is the transcript of session ${entry.sessionId}`)
-        : corrupt(lineNo, `an entry of session ${entry.sessionId} in the transcript of ${sessionId}`)
-    }
-    if (entry.parentUuid !== lastUuid) {
-      return corrupt(
-        lineNo,
-        `its parentUuid ${entry.parentUuid ?? "null"} does not follow the previous entry (${lastUuid ?? "none"})`
-      )
-    }
-    switch (entry.type) {
-      case "user":
-      case "assistant":
-        messages.push(entry.message)
-        if (firstPrompt === undefined) firstPrompt = promptText(entry.message)
-        break
-      case "rewrite": {
-        if (entry.from !== messages.length) {
-          return corrupt(lineNo, `a rewrite of ${entry.from} messages, but the conversation before it has ${messages.length}`)
-        }
-        const rewritten: Array<Message> = []
-        for (const op of entry.ops) {
-          if ("keep" in op) {
-            const [a, b] = op.keep
-            if (a < 0 || b <= a || b > messages.length) {
-              return corrupt(lineNo, `a rewrite keeps messages [${a}, ${b}) of ${messages.length}`)
-            }
-            for (let i = a; i < b; i++) rewritten.push(messages[i]!)
-          } else {
-            rewritten.push(op.message)
-          }
-        }
-        if (rewritten.length !== entry.length) {
-          return corrupt(lineNo, `a rewrite that makes ${rewritten.length} messages, not the ${entry.length} it records`)
-        }
-        messages = rewritten
-        break
-      }
-      case "model":
-        lastModel = entry.model
-        if (!entry.fallback) model = entry.model
-        break
-      case "usage": {
-        const next = new Map<string, TokenUsage.TokenUsage>()
-        for (const [name, counters] of Object.entries(entry.models)) next.set(name, counters)
-        usage = next
-        break
-      }
-      case "file_state":
-        for (const [path, mtime] of Object.entries(entry.files)) fileState.set(path, mtime)
-        break
-      case "origin":
-        origin = { source: entry.source, from: entry.from }
-        break
-    }
-    lastUuid = entry.uuid
-    entries++
-    validBytes = next
-    missingNewline = !terminated
+    const entry = toEntry(line.json, { sessionId, lastUuid: replay.lastUuid, first: replay.entries === 0 })
+    if (Either.isLeft(entry)) return rejected(lineNo, entry.left)
+    const applied = apply(replay, entry.right)
+    if (Either.isLeft(applied)) return rejected(lineNo, applied.left)
+    replay.lastUuid = entry.right.uuid
+    replay.entries++
+    replay.validBytes = next
+    replay.missingNewline = !terminated
   }
   return Either.right({
     sessionId,
     file,
-    messages,
-    usage,
-    fileState,
-    model,
-    lastModel,
-    lastUuid,
-    entries,
-    warnings,
-    origin,
-    firstPrompt,
-    tail: { validBytes, truncated, missingNewline }
+    messages: replay.messages,
+    usage: replay.usage,
+    fileState: replay.fileState,
+    model: replay.model,
+    lastModel: replay.lastModel,
+    lastUuid: replay.lastUuid,
+    entries: replay.entries,
+    warnings: replay.warnings,
+    origin: replay.origin,
+    firstPrompt: replay.firstPrompt,
+    tail: { validBytes: replay.validBytes, truncated: replay.truncated, missingNewline: replay.missingNewline }
   })
 }

@@ -24,8 +24,10 @@ import type { Message } from "../message/Message.js"
 import type { StageReport } from "../turn/Stage.js"
 import type { Service as SessionStateService } from "./SessionState.js"
 import type { Service as Store } from "./SessionStore.js"
+import type { PerModel } from "./TokenUsage.js"
 import * as Transcript from "./Transcript.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
+import type { SessionExists, TranscriptIoError } from "./TranscriptError.js"
 
 /** @category Models */
 export interface Recorder {
@@ -68,6 +70,191 @@ export interface Options {
 }
 
 /**
+ * What a recorder knows of its file, changed only under its lock after a successful append, and
+ * what it noted since (stage reports, for the next rewrite).
+ */
+interface State {
+  /** The conversation the file describes. */
+  persisted: ReadonlyArray<Message>
+  /** The last entry's uuid: the next entry's `parentUuid`. */
+  lastUuid: string | null
+  lastUsage: PerModel
+  lastFiles: ReadonlyMap<string, number>
+  lastModel: string | undefined
+  /** The file exists (it is created, exclusively, by the first append otherwise). */
+  created: boolean
+  /** A continued file's tail, until the first append has dealt with it. */
+  tail: Transcript.Tail | undefined
+  /** The origin entry, until the first append has written it. */
+  origin: Options["origin"]
+  /** Appended to since the last flush to disk. */
+  dirty: boolean
+  /** A write failed: the recorder writes nothing more. */
+  stopped: boolean
+  /** The stages reported since the last rewrite, and the last compaction among them. */
+  stages: Array<string>
+  compaction: StageReport["compaction"]
+}
+
+/** What one checkpoint appends, and the state it appends it for. */
+interface Batch {
+  readonly out: ReadonlyArray<TranscriptEntry.Payload>
+  readonly messages: ReadonlyArray<Message>
+  readonly usage: PerModel
+  readonly files: ReadonlyMap<string, number>
+  readonly model: string | undefined
+  readonly rewrite: boolean
+}
+
+/** The `rewrite` entry for a changed conversation, named after the stages reported since the last one. */
+const rewritePayload = (
+  change: Extract<Transcript.Change, { readonly _tag: "Rewrite" }>,
+  stages: ReadonlyArray<string>,
+  compaction: StageReport["compaction"]
+): TranscriptEntry.Payload => ({
+  type: "rewrite",
+  trigger: stages.length > 0 ? [...new Set(stages)].join(",") : "unreported",
+  ...(compaction !== undefined
+    ? {
+      compaction: {
+        trigger: compaction.trigger,
+        preTokens: compaction.preTokens,
+        postTokens: compaction.postTokens,
+        durationMs: compaction.durationMs
+      }
+    }
+    : {}),
+  from: change.from,
+  length: change.length,
+  ops: change.ops
+})
+
+/** The files of `files` whose mtime is not the one in `last`, if any. */
+const changedFiles = (
+  files: ReadonlyMap<string, number>,
+  last: ReadonlyMap<string, number>
+): Record<string, number> | undefined => {
+  if (files === last) return undefined
+  const changed: Record<string, number> = {}
+  let anyFile = false
+  for (const [path, mtime] of files) {
+    if (last.get(path) !== mtime) {
+      changed[path] = mtime
+      anyFile = true
+    }
+  }
+  return anyFile ? changed : undefined
+}
+
+/** What changed in the session's state since the file last described it, as the entries to append. */
+const batch = (options: Options, recorder: State): Effect.Effect<Batch> =>
+  Effect.gen(function*() {
+    const { state } = options
+    const { origin } = recorder
+    const out: Array<TranscriptEntry.Payload> = []
+    if (origin !== undefined) out.push({ type: "origin", source: origin.source, from: origin.from })
+    const model = yield* Ref.get(state.model)
+    if (model !== undefined && model !== recorder.lastModel) {
+      out.push({ type: "model", model, fallback: model !== (yield* options.primaryModel) })
+    }
+    const messages = yield* Ref.get(state.messages)
+    const change = Transcript.diff(recorder.persisted, messages)
+    if (change._tag === "Append") {
+      for (const m of change.messages) out.push(TranscriptEntry.messagePayload(m))
+    } else if (change._tag === "Rewrite") {
+      out.push(rewritePayload(change, recorder.stages, recorder.compaction))
+    }
+    const usage = yield* Ref.get(state.usage)
+    if (usage !== recorder.lastUsage && usage.size > 0) {
+      out.push({ type: "usage", models: Object.fromEntries(usage) })
+    }
+    const files = yield* Ref.get(state.fileState)
+    const changed = changedFiles(files, recorder.lastFiles)
+    if (changed !== undefined) out.push({ type: "file_state", files: changed })
+    return { out, messages, usage, files, model, rewrite: change._tag === "Rewrite" }
+  })
+
+/** `payloads` as entries: each with a new uuid, chained to the previous one from `parent` on. */
+const stamp = (
+  options: Options,
+  payloads: ReadonlyArray<TranscriptEntry.Payload>,
+  parent: string | null,
+  timestamp: string
+): { readonly entries: ReadonlyArray<TranscriptEntry.Entry>; readonly lastUuid: string | null } => {
+  const { cwd, sessionId } = options
+  let previous = parent
+  const entries = payloads.map((payload) => {
+    const uuid = options.uuid()
+    const entry = {
+      ...payload,
+      uuid,
+      parentUuid: previous,
+      sessionId,
+      timestamp,
+      cwd,
+      version: TranscriptEntry.VERSION
+    } as TranscriptEntry.Entry
+    previous = uuid
+    return entry
+  })
+  return { entries, lastUuid: previous }
+}
+
+/**
+ * Appends what changed, in one append (cutting a continued file's truncated tail first); the
+ * recorder's idea of the file moves on only once the append succeeded.
+ */
+const write = (options: Options, recorder: State): Effect.Effect<void, TranscriptIoError | SessionExists> =>
+  Effect.gen(function*() {
+    const { continues, cwd, sessionId, store } = options
+    const next = yield* batch(options, recorder)
+    if (next.out.length === 0) return
+    const timestamp = new Date(yield* Clock.currentTimeMillis).toISOString()
+    const { entries, lastUuid } = stamp(options, next.out, recorder.lastUuid, timestamp)
+    if (recorder.tail?.truncated === true && continues !== undefined) yield* store.cutTail(cwd, continues)
+    yield* store.append(cwd, sessionId, entries, {
+      create: !recorder.created,
+      newlineFirst: recorder.tail?.missingNewline === true
+    })
+    recorder.created = true
+    recorder.tail = undefined
+    recorder.origin = undefined
+    recorder.dirty = true
+    recorder.persisted = next.messages
+    recorder.lastUuid = lastUuid
+    recorder.lastUsage = next.usage
+    recorder.lastFiles = next.files
+    recorder.lastModel = next.model ?? recorder.lastModel
+    if (next.rewrite) {
+      recorder.stages = []
+      recorder.compaction = undefined
+    }
+  })
+
+/**
+ * One checkpoint (run under the recorder's lock): writes what changed, then flushes with `sync`. A
+ * failed write stops the recorder; every failure is a warning, never an error.
+ */
+const checkpoint = (
+  options: Options,
+  recorder: State,
+  checkpointOptions: { readonly sync?: boolean }
+): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.gen(function*() {
+    if (recorder.stopped) return []
+    const written = yield* Effect.either(Effect.uninterruptible(write(options, recorder)))
+    if (written._tag === "Left") {
+      recorder.stopped = true
+      return [`could not save the session: ${written.left.message}; the session goes on without saving`]
+    }
+    if (checkpointOptions.sync !== true || !recorder.dirty) return []
+    const synced = yield* Effect.either(options.store.sync(options.cwd, options.sessionId))
+    if (synced._tag === "Left") return [`could not flush the session to disk: ${synced.left.message}`]
+    recorder.dirty = false
+    return []
+  })
+
+/**
  * A recorder for a session. When continuing a file its current state must already be in `state`
  * (messages as loaded, usage, file state), so that only later changes are written.
  *
@@ -78,129 +265,26 @@ export const make = (options: Options): Effect.Effect<Recorder> =>
     const { continues, cwd, sessionId, state, store } = options
     const file = store.fileOf(cwd, sessionId)
     const lock = yield* Effect.makeSemaphore(1)
-
-    // The file as the recorder knows it; changed only under the lock, after a successful append.
-    let persisted: ReadonlyArray<Message> = continues?.messages ?? []
-    let lastUuid: string | null = continues?.lastUuid ?? null
-    let lastUsage = continues !== undefined ? yield* Ref.get(state.usage) : new Map()
-    let lastFiles: ReadonlyMap<string, number> = continues !== undefined ? yield* Ref.get(state.fileState) : new Map()
-    let lastModel = continues?.lastModel
-    let created = continues !== undefined
-    let tail = continues?.tail
-    let origin = options.origin
-    let dirty = false
-    let stopped = false
-    let stages: Array<string> = []
-    let compaction: StageReport["compaction"]
-
-    const payloads = Effect.gen(function*() {
-      const out: Array<TranscriptEntry.Payload> = []
-      if (origin !== undefined) out.push({ type: "origin", source: origin.source, from: origin.from })
-      const model = yield* Ref.get(state.model)
-      if (model !== undefined && model !== lastModel) {
-        out.push({ type: "model", model, fallback: model !== (yield* options.primaryModel) })
-      }
-      const messages = yield* Ref.get(state.messages)
-      const change = Transcript.diff(persisted, messages)
-      if (change._tag === "Append") {
-        for (const m of change.messages) out.push(TranscriptEntry.messagePayload(m))
-      } else if (change._tag === "Rewrite") {
-        out.push({
-          type: "rewrite",
-          trigger: stages.length > 0 ? [...new Set(stages)].join(",") : "unreported",
-          ...(compaction !== undefined
-            ? {
-              compaction: {
-                trigger: compaction.trigger,
-                preTokens: compaction.preTokens,
-                postTokens: compaction.postTokens,
-                durationMs: compaction.durationMs
-              }
-            }
-            : {}),
-          from: change.from,
-          length: change.length,
-          ops: change.ops
-        })
-      }
-      const usage = yield* Ref.get(state.usage)
-      if (usage !== lastUsage && usage.size > 0) {
-        out.push({ type: "usage", models: Object.fromEntries(usage) })
-      }
-      const files = yield* Ref.get(state.fileState)
-      const changed: Record<string, number> = {}
-      let anyFile = false
-      if (files !== lastFiles) {
-        for (const [path, mtime] of files) {
-          if (lastFiles.get(path) !== mtime) {
-            changed[path] = mtime
-            anyFile = true
-          }
-        }
-      }
-      if (anyFile) out.push({ type: "file_state", files: changed })
-      return { out, messages, usage, files, model, rewrite: change._tag === "Rewrite" }
-    })
-
-    const write = Effect.gen(function*() {
-      const next = yield* payloads
-      if (next.out.length === 0) return
-      const timestamp = new Date(yield* Clock.currentTimeMillis).toISOString()
-      let parent = lastUuid
-      const entries = next.out.map((payload) => {
-        const uuid = options.uuid()
-        const entry = {
-          ...payload,
-          uuid,
-          parentUuid: parent,
-          sessionId,
-          timestamp,
-          cwd,
-          version: TranscriptEntry.VERSION
-        } as TranscriptEntry.Entry
-        parent = uuid
-        return entry
-      })
-      if (tail?.truncated === true && continues !== undefined) yield* store.cutTail(cwd, continues)
-      yield* store.append(cwd, sessionId, entries, { create: !created, newlineFirst: tail?.missingNewline === true })
-      created = true
-      tail = undefined
-      origin = undefined
-      dirty = true
-      persisted = next.messages
-      lastUuid = parent
-      lastUsage = next.usage
-      lastFiles = next.files
-      lastModel = next.model ?? lastModel
-      if (next.rewrite) {
-        stages = []
-        compaction = undefined
-      }
-    })
-
-    const checkpoint = (checkpointOptions: { readonly sync?: boolean } = {}) =>
-      lock.withPermits(1)(Effect.suspend(() => {
-        if (stopped) return Effect.succeed([] as ReadonlyArray<string>)
-        return Effect.gen(function*() {
-          const written = yield* Effect.either(Effect.uninterruptible(write))
-          if (written._tag === "Left") {
-            stopped = true
-            return [`could not save the session: ${written.left.message}; the session goes on without saving`]
-          }
-          if (checkpointOptions.sync !== true || !dirty) return []
-          const synced = yield* Effect.either(store.sync(cwd, sessionId))
-          if (synced._tag === "Left") return [`could not flush the session to disk: ${synced.left.message}`]
-          dirty = false
-          return []
-        })
-      }))
-
+    const recorder: State = {
+      persisted: continues?.messages ?? [],
+      lastUuid: continues?.lastUuid ?? null,
+      lastUsage: continues !== undefined ? yield* Ref.get(state.usage) : new Map(),
+      lastFiles: continues !== undefined ? yield* Ref.get(state.fileState) : new Map(),
+      lastModel: continues?.lastModel,
+      created: continues !== undefined,
+      tail: continues?.tail,
+      origin: options.origin,
+      dirty: false,
+      stopped: false,
+      stages: [],
+      compaction: undefined
+    }
     return {
       file,
       note: (report) => {
-        stages.push(report.stage)
-        if (report.compaction !== undefined) compaction = report.compaction
+        recorder.stages.push(report.stage)
+        if (report.compaction !== undefined) recorder.compaction = report.compaction
       },
-      checkpoint
+      checkpoint: (checkpointOptions = {}) => lock.withPermits(1)(checkpoint(options, recorder, checkpointOptions))
     } satisfies Recorder
   })

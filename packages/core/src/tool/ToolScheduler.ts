@@ -96,7 +96,160 @@ interface Entry {
 const END = Symbol("end")
 
 /**
- * A scheduler whose calls run in `scope`.
+ * A scheduler's state, owned by its loop fiber (only commands taken from `commands` change it), and
+ * what its steps use: the options, the scope calls run in, the queue of commands and the one of events.
+ */
+interface State {
+  readonly options: Options
+  readonly scope: Scope.Scope
+  readonly commands: Queue.Queue<Command>
+  readonly out: Queue.Queue<Event | typeof END>
+  readonly interval: Duration.Duration
+  readonly finished: Map<string, ToolResultBlock>
+  /** Counts discards: a `Done` from a call of an earlier generation is ignored. */
+  generation: number
+  entries: Array<Entry>
+  /** The next call to start, and the next whose result is emitted. */
+  nextStart: number
+  nextEmit: number
+  /** Calls running, and how many of them are not concurrency-safe. */
+  running: number
+  runningUnsafe: number
+  closed: boolean
+  /** The label of the call whose failure cancelled the others, once one did. */
+  cancelledBy: string | undefined
+}
+
+const emit = (state: State, event: Event) => Queue.offer(state.out, event)
+
+/** `Progress` ticks of a running call, every `interval`, until the call's fiber ends. */
+const ticks = (state: State, job: Job) =>
+  Effect.gen(function*() {
+    const startedAt = yield* Clock.currentTimeMillis
+    while (true) {
+      yield* Effect.sleep(state.interval)
+      const now = yield* Clock.currentTimeMillis
+      const elapsedSeconds = (now - startedAt) / 1000
+      yield* emit(state, { _tag: "Progress", toolUseId: job.id, toolName: job.toolName, elapsedSeconds })
+    }
+  })
+
+/**
+ * Gives a call its result, then emits every result now due, in call order (and the end of the
+ * events once all are out after `close`).
+ */
+const settle = (state: State, entry: Entry, result: ToolResultBlock) =>
+  Effect.gen(function*() {
+    if (entry.fiber !== undefined) {
+      state.running--
+      if (!entry.job.safe) state.runningUnsafe--
+      entry.fiber = undefined
+    }
+    entry.result = result
+    state.finished.set(entry.job.id, result)
+    while (state.nextEmit < state.entries.length && state.entries[state.nextEmit]!.result !== undefined) {
+      yield* emit(state, { _tag: "Result", result: state.entries[state.nextEmit]!.result! })
+      state.nextEmit++
+    }
+    if (state.closed && state.nextEmit === state.entries.length) yield* Queue.offer(state.out, END)
+  })
+
+/** Starts call `index` in the scope, with its progress ticks; its outcome comes back as a `Done` command. */
+const start = (state: State, entry: Entry, index: number) =>
+  Effect.gen(function*() {
+    const gen = state.generation
+    state.running++
+    if (!entry.job.safe) state.runningUnsafe++
+    entry.fiber = yield* Effect.forkIn(
+      Effect.gen(function*() {
+        yield* Effect.fork(ticks(state, entry.job))
+        const outcome = yield* entry.job.run((event) =>
+          emit(state, { _tag: "Reported", toolUseId: entry.job.id, event })
+        )
+        yield* Queue.offer(state.commands, { _tag: "Done", generation: gen, index, outcome })
+      }),
+      state.scope
+    )
+  })
+
+/** Starts every queued call the rule allows, in order; a cancelled turn answers them at once. */
+const startReady = (state: State) =>
+  Effect.gen(function*() {
+    const { options } = state
+    while (state.nextStart < state.entries.length) {
+      const entry = state.entries[state.nextStart]!
+      if (state.cancelledBy !== undefined) {
+        state.nextStart++
+        yield* settle(state, entry, options.cancelled(entry.job.id, state.cancelledBy))
+        continue
+      }
+      const allowed = state.running === 0 ||
+        (entry.job.safe && state.runningUnsafe === 0 && state.running < options.maxConcurrency)
+      if (!allowed) return
+      yield* start(state, entry, state.nextStart)
+      state.nextStart++
+    }
+  })
+
+/** `Discard`: forgets every call and every event not yet taken, then interrupts the running calls. */
+const discard = (state: State) =>
+  Effect.gen(function*() {
+    const fibers = state.entries.flatMap((e) => (e.fiber === undefined ? [] : [e.fiber]))
+    state.generation++
+    state.entries = []
+    state.nextStart = state.nextEmit = state.running = state.runningUnsafe = 0
+    state.cancelledBy = undefined
+    state.finished.clear()
+    yield* Queue.takeAll(state.out)
+    yield* Effect.forEach(fibers, Fiber.interruptFork, { discard: true })
+  })
+
+/** Answers every running call as cancelled because the call `label` failed, and interrupts it. */
+const cancelRunning = (state: State, label: string) =>
+  Effect.gen(function*() {
+    for (const sibling of state.entries) {
+      if (sibling.fiber === undefined) continue
+      const fiber = sibling.fiber
+      yield* settle(state, sibling, state.options.cancelled(sibling.job.id, label))
+      yield* Fiber.interruptFork(fiber)
+    }
+  })
+
+/** `Done`: settles a call of this generation not yet answered; a failure that cancels its siblings cancels them. */
+const done = (state: State, command: Extract<Command, { readonly _tag: "Done" }>) =>
+  Effect.gen(function*() {
+    if (command.generation !== state.generation) return
+    const entry = state.entries[command.index]!
+    if (entry.result !== undefined) return
+    yield* settle(state, entry, command.outcome.result)
+    if (command.outcome.cancelsSiblings && state.cancelledBy === undefined) {
+      state.cancelledBy = entry.job.label
+      yield* cancelRunning(state, entry.job.label)
+    }
+    return yield* startReady(state)
+  })
+
+/** One command, handled by the loop fiber. */
+const handle = (state: State, command: Command): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    switch (command._tag) {
+      case "Add":
+        state.entries.push({ job: command.job, fiber: undefined, result: undefined })
+        return yield* startReady(state)
+      case "Close":
+        state.closed = true
+        if (state.nextEmit === state.entries.length) yield* Queue.offer(state.out, END)
+        return
+      case "Discard":
+        return yield* discard(state)
+      case "Done":
+        return yield* done(state, command)
+    }
+  })
+
+/**
+ * A scheduler whose calls run in `scope`: its loop fiber, forked in `scope` too, takes the commands
+ * one at a time and is the only one to change the state.
  *
  * @category Constructors
  */
@@ -104,119 +257,27 @@ export const make = (options: Options, scope: Scope.Scope): Effect.Effect<Schedu
   Effect.gen(function*() {
     const commands = yield* Queue.unbounded<Command>()
     const out = yield* Queue.unbounded<Event | typeof END>()
-    const interval = Duration.decode(options.progressInterval ?? DEFAULT_PROGRESS_INTERVAL)
-    const finished = new Map<string, ToolResultBlock>()
+    const state: State = {
+      options,
+      scope,
+      commands,
+      out,
+      interval: Duration.decode(options.progressInterval ?? DEFAULT_PROGRESS_INTERVAL),
+      finished: new Map(),
+      generation: 0,
+      entries: [],
+      nextStart: 0,
+      nextEmit: 0,
+      running: 0,
+      runningUnsafe: 0,
+      closed: false,
+      cancelledBy: undefined
+    }
 
-    // State, owned by the loop fiber below.
-    let generation = 0
-    let entries: Array<Entry> = []
-    let nextStart = 0
-    let nextEmit = 0
-    let running = 0
-    let runningUnsafe = 0
-    let closed = false
-    let cancelledBy: string | undefined
-
-    const emit = (event: Event) => Queue.offer(out, event)
-
-    const ticks = (job: Job) =>
-      Effect.gen(function*() {
-        const startedAt = yield* Clock.currentTimeMillis
-        while (true) {
-          yield* Effect.sleep(interval)
-          const now = yield* Clock.currentTimeMillis
-          yield* emit({ _tag: "Progress", toolUseId: job.id, toolName: job.toolName, elapsedSeconds: (now - startedAt) / 1000 })
-        }
-      })
-
-    const settle = (entry: Entry, result: ToolResultBlock) =>
-      Effect.gen(function*() {
-        if (entry.fiber !== undefined) {
-          running--
-          if (!entry.job.safe) runningUnsafe--
-          entry.fiber = undefined
-        }
-        entry.result = result
-        finished.set(entry.job.id, result)
-        while (nextEmit < entries.length && entries[nextEmit]!.result !== undefined) {
-          yield* emit({ _tag: "Result", result: entries[nextEmit]!.result! })
-          nextEmit++
-        }
-        if (closed && nextEmit === entries.length) yield* Queue.offer(out, END)
-      })
-
-    const start = (entry: Entry, index: number) =>
-      Effect.gen(function*() {
-        const gen = generation
-        running++
-        if (!entry.job.safe) runningUnsafe++
-        entry.fiber = yield* Effect.forkIn(
-          Effect.gen(function*() {
-            yield* Effect.fork(ticks(entry.job))
-            const outcome = yield* entry.job.run((event) => emit({ _tag: "Reported", toolUseId: entry.job.id, event }))
-            yield* Queue.offer(commands, { _tag: "Done", generation: gen, index, outcome })
-          }),
-          scope
-        )
-      })
-
-    /** Starts every queued call the rule allows, in order; a cancelled turn answers them at once. */
-    const startReady = Effect.gen(function*() {
-      while (nextStart < entries.length) {
-        const entry = entries[nextStart]!
-        if (cancelledBy !== undefined) {
-          nextStart++
-          yield* settle(entry, options.cancelled(entry.job.id, cancelledBy))
-          continue
-        }
-        const allowed = running === 0 || (entry.job.safe && runningUnsafe === 0 && running < options.maxConcurrency)
-        if (!allowed) return
-        yield* start(entry, nextStart)
-        nextStart++
-      }
-    })
-
-    const handle = (command: Command): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        switch (command._tag) {
-          case "Add":
-            entries.push({ job: command.job, fiber: undefined, result: undefined })
-            return yield* startReady
-          case "Close":
-            closed = true
-            if (nextEmit === entries.length) yield* Queue.offer(out, END)
-            return
-          case "Discard": {
-            const fibers = entries.flatMap((e) => (e.fiber === undefined ? [] : [e.fiber]))
-            generation++
-            entries = []
-            nextStart = nextEmit = running = runningUnsafe = 0
-            cancelledBy = undefined
-            finished.clear()
-            yield* Queue.takeAll(out)
-            yield* Effect.forEach(fibers, Fiber.interruptFork, { discard: true })
-            return
-          }
-          case "Done": {
-            if (command.generation !== generation) return
-            const entry = entries[command.index]!
-            if (entry.result !== undefined) return
-            yield* settle(entry, command.outcome.result)
-            if (command.outcome.cancelsSiblings && cancelledBy === undefined) {
-              cancelledBy = entry.job.label
-              for (const sibling of entries) {
-                if (sibling.fiber === undefined) continue
-                const fiber = sibling.fiber
-                yield* settle(sibling, options.cancelled(sibling.job.id, cancelledBy))
-                yield* Fiber.interruptFork(fiber)
-              }
-            }
-            return yield* startReady
-          }
-        }
-      })
-
-    yield* Effect.forkIn(Effect.forever(Effect.flatMap(Queue.take(commands), handle)), scope)
+    yield* Effect.forkIn(
+      Effect.forever(Effect.flatMap(Queue.take(commands), (command) => handle(state, command))),
+      scope
+    )
 
     return {
       add: (job) => Queue.unsafeOffer(commands, { _tag: "Add", job }),
@@ -225,6 +286,6 @@ export const make = (options: Options, scope: Scope.Scope): Effect.Effect<Schedu
       events: Stream.fromQueue(out).pipe(
         Stream.takeWhile((e): e is Event => e !== END)
       ),
-      finished
+      finished: state.finished
     }
   })
