@@ -67,7 +67,13 @@ describe("keel -p with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     assert.deepStrictEqual(calls.map((c) => c.attributes["keel.attempts"]), [1, 2])
     assert.deepStrictEqual(calls.map((c) => c.attributes["keel.tokens.input"]), [120, 200])
     assert.deepStrictEqual(calls.map((c) => c.attributes["keel.tokens.output"]), [30, 8])
-    assert.strictEqual(named("keel.model.attempt").length, 3)
+    // Each request is an attempt, under its model call: one for the first call, two for the retried one.
+    const attempts = named("keel.model.attempt")
+    assert.deepStrictEqual(attempts.map((a) => [a.parentSpanId, a.attributes["keel.attempt"]]), [
+      [calls[0]!.spanId, 1],
+      [calls[1]!.spanId, 1],
+      [calls[1]!.spanId, 2]
+    ])
 
     // The tool call, under the iteration that asked for it.
     assert.strictEqual(tool.parentSpanId, iterations[0]!.spanId)

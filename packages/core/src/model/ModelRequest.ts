@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import type Anthropic from "@anthropic-ai/sdk"
+import type * as Tracer from "effect/Tracer"
 import type { Message } from "../message/Message.js"
 
 /**
@@ -46,4 +47,9 @@ export interface ModelRequest {
    * switch to; unset, overloads are retried within the ordinary budget.
    */
   readonly overloadBudget?: number
+  /**
+   * The span of the model call this request is for: the parent of the spans the layers below make
+   * (the retry layer's, an attempt each). Not sent to the API.
+   */
+  readonly span?: Tracer.AnySpan
 }

@@ -107,7 +107,7 @@ export const fail = (error: ModelError, events: ReadonlyArray<StreamEvent> = [])
 
 /** @category Models */
 export interface Service {
-  /** Every request received so far, in order. */
+  /** Every request received so far, in order (without the tracing span a request carries). */
   readonly requests: Effect.Effect<ReadonlyArray<ModelRequest>>
   /** When each request arrived (`Clock` milliseconds, so `TestClock` time in tests), in order. */
   readonly requestTimes: Effect.Effect<ReadonlyArray<number>>
@@ -149,6 +149,13 @@ const play = (reply: Reply, n: number): Stream.Stream<StreamEvent, ModelError> =
   return out
 }
 
+/** A request as a test reads it: what would be sent, without its tracing span. */
+const withoutSpan = (request: ModelRequest): ModelRequest => {
+  if (request.span === undefined) return request
+  const { span: _, ...sent } = request
+  return sent
+}
+
 /**
  * A `ModelClient` that answers request n with script item n, a `TestModel` to read the recorded
  * requests, and `Credentials.none` (a scripted model has no key to refresh). A request past the end
@@ -164,7 +171,7 @@ export const layer = (
     const times = yield* Ref.make(Chunk.empty<number>())
     const client = ModelClient.of({
       stream: (request) =>
-        Stream.unwrap(Ref.modify(requests, (rs) => [rs.length, Chunk.append(rs, request)]).pipe(
+        Stream.unwrap(Ref.modify(requests, (rs) => [rs.length, Chunk.append(rs, withoutSpan(request))]).pipe(
           Effect.tap(() => Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(times, Chunk.append(now)))),
           Effect.map((n) => {
           const item = script[n]

@@ -23,6 +23,7 @@ import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Stream from "effect/Stream"
 import * as AttemptLoop from "../internal/attemptLoop.js"
 import { decorate } from "../internal/decorate.js"
+import { spanned } from "../internal/spanned.js"
 import * as Credentials from "../model/Credentials.js"
 import { type Item, ModelClient } from "../model/ModelClient.js"
 import { describe, type ModelError, withAttempts } from "../model/ModelError.js"
@@ -149,8 +150,10 @@ export const make = (
           })
         // Each attempt is a span of its own, under the model call's.
         const attempt = (n: number) =>
-          client.stream(request).pipe(
-            Stream.withSpan("keel.model.attempt", { attributes: { "keel.attempt": n, "keel.model": request.model } })
+          spanned(
+            "keel.model.attempt",
+            { parent: request.span, attributes: { "keel.attempt": n, "keel.model": request.model } },
+            () => client.stream(request)
           )
         return AttemptLoop.run(attempt, onFailure, "retry")
       })

@@ -162,5 +162,8 @@ export const run = (
       Compact: ({ instructions }) => compactNow(engine, instructions),
       Clear: () => clearNow(engine)
     })
-  }).pipe(Effect.withSpan("keel.command", { attributes: { "keel.command": invocation.name } })))
+  }).pipe(Effect.withSpan("keel.command", {
+    captureStackTrace: false,
+    attributes: { "keel.command": invocation.name }
+  })))
 }

@@ -154,6 +154,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
     const registry = yield* ToolRegistry
     const permissions = yield* Permissions
     const span = yield* Effect.makeSpanScoped("keel.session", {
+      captureStackTrace: false,
       attributes: { "keel.cwd": options.cwd, "keel.model": options.model }
     })
     const services = Context.pick(ModelClient, ToolRuntime, ToolRegistry, Pipeline, Compactor, Permissions, Ids)(

@@ -26,6 +26,12 @@ export class TokenUsage extends Schema.Class<TokenUsage>("TokenUsage")({
   requests: counter
 }) {}
 
+/**
+ * Counts the kernel computes from numbers it already holds: built without validating them again
+ * (a validation per response would cost more than the rest of the bookkeeping).
+ */
+const counted = (fields: typeof TokenUsage.Type): TokenUsage => new TokenUsage(fields, true)
+
 /** Every counter at zero. @category Constants */
 export const zero: TokenUsage = TokenUsage.make({})
 
@@ -34,7 +40,7 @@ export const fromResponse = (usage: Usage): TokenUsage => {
   const split = usage.cache_creation
   const written1h = split?.ephemeral_1h_input_tokens ?? 0
   const written = usage.cache_creation_input_tokens ?? (split != null ? split.ephemeral_5m_input_tokens + written1h : 0)
-  return TokenUsage.make({
+  return counted({
     inputTokens: usage.input_tokens,
     outputTokens: usage.output_tokens,
     cacheReadInputTokens: usage.cache_read_input_tokens ?? 0,
@@ -47,7 +53,7 @@ export const fromResponse = (usage: Usage): TokenUsage => {
 
 /** The sum of two counts. @category Combinators */
 export const add = (a: TokenUsage, b: TokenUsage): TokenUsage =>
-  TokenUsage.make({
+  counted({
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     cacheReadInputTokens: a.cacheReadInputTokens + b.cacheReadInputTokens,

@@ -144,7 +144,8 @@ export const run = (engine: Engine, prompt: string | UserMessage, options: TurnO
       })
 
     const { request: systemFields } = yield* engine.prompt
-    const turn = TurnLoop.run({
+    // The services go to the effect that makes the turn's stream, not to the stream (see `TurnLoop.stream`).
+    const events = yield* TurnLoop.stream({
       model,
       maxTokens: engine.maxTokens,
       maxTurns: engine.maxTurns,
@@ -158,12 +159,11 @@ export const run = (engine: Engine, prompt: string | UserMessage, options: TurnO
         ? Deferred.await(signal)
         : Effect.raceFirst(Deferred.await(signal), aborted(options.signal)),
       emitStreamEvents: engine.options.includePartialMessages === true
-    }).pipe(
+    }).pipe(Effect.provideService(SessionState, state), Effect.provide(engine.services))
+    const turn = events.pipe(
       Stream.mapChunksEffect(chunkToMessages),
       // A consumer that stops pulling early still leaves the transcript up to date and synced.
-      Stream.ensuring(Effect.suspend(() => recorder.checkpoint({ sync: true }))),
-      Stream.provideService(SessionState, state),
-      Stream.provideSomeContext(engine.services)
+      Stream.ensuring(Effect.suspend(() => recorder.checkpoint({ sync: true })))
     )
     return prefix.length === 0 ? turn : Stream.concat(Stream.fromIterable(prefix), turn)
   }))

@@ -240,6 +240,7 @@ export const make = (registry: ToolRegistry["Type"], policy: Permissions["Type"]
               execute(check, decoders, planned, cwd, emit).pipe(
                 Effect.onInterrupt(() => Effect.annotateCurrentSpan("keel.tool.outcome", "interrupted")),
                 Effect.withSpan("keel.tool", {
+                  captureStackTrace: false,
                   attributes: { "keel.tool.name": call.block.name, "keel.tool.use_id": call.block.id }
                 }),
                 Effect.provide(services)

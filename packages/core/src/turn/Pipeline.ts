@@ -56,7 +56,10 @@ const runStage = (
     if (result.halt !== undefined || result.messages === current) return { result, broken: [] as Array<string> }
     const known = inherited()
     return { result, broken: requestViolations(result.messages).filter((v) => !known.has(withoutPosition(v))) }
-  }).pipe(Effect.withSpan("keel.stage", { attributes: { "keel.stage.id": stage.id.name, "keel.iteration": context.iteration } }))
+  }).pipe(Effect.withSpan("keel.stage", {
+    captureStackTrace: false,
+    attributes: { "keel.stage.id": stage.id.name, "keel.iteration": context.iteration }
+  }))
 
 /** A pipeline of these stages, in order. @category Constructors */
 export const make = (stages: ReadonlyArray<Stage>): Service =>

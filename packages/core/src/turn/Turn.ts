@@ -9,6 +9,7 @@ import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
+import type * as Tracer from "effect/Tracer"
 import type { Compactor } from "../context/Compactor.js"
 import { type Message, type ToolResultBlock, UserMessage } from "../message/Message.js"
 import type { ModelClient } from "../model/ModelClient.js"
@@ -65,8 +66,10 @@ export interface Turn {
   readonly pipeline: Pipeline["Type"]
   readonly compactor: Compactor["Type"]
   readonly session: SessionState["Type"]
-  /** What the iterations and tool calls run with: the turn's own services (not its caller's span). */
+  /** What the tool calls run with: the turn's own services. */
   readonly services: Context.Context<ToolServices>
+  /** The turn's `keel.turn` span: the parent of its iterations' spans (given, not provided: see `TurnSteps.iterate`). */
+  readonly span: Tracer.Span
   /** What the decisions depend on besides the state. */
   readonly decisions: Decide.Context
   /** The control state. */

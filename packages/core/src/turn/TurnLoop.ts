@@ -9,7 +9,8 @@
  * The control state is one `LoopState` in a `Ref`, changed only by its transitions and by the
  * decisions. Iterations are produced by `Stream.repeatEffectOption` and flattened, so the pipeline
  * does not deepen with the number of iterations: per-event cost is the same on the 1st and the
- * 100th. The turn is a `keel.turn` span, each iteration a `keel.iteration` span.
+ * 100th. The turn is a `keel.turn` span, each iteration a `keel.iteration` span, each made with its
+ * parent named: none is provided to a whole stream, which would cost every effect of it a provide.
  *
  * @since 0.1.0
  */
@@ -17,6 +18,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Compactor } from "../context/Compactor.js"
 import { Ids } from "../ids/Ids.js"
@@ -46,10 +48,11 @@ export {
 /** The services a turn needs (its tool calls run with them too). @category Models */
 export type Requirements = ModelClient | ToolRuntime.ToolRuntime | ToolRegistry | Pipeline | Compactor | ToolServices
 
-/** The turn's services and state, from its context. */
-const make = (options: Options): Effect.Effect<Turn, never, Requirements> =>
+/** The turn's services and state, from its context, and its span (ended with the scope). */
+const make = (options: Options): Effect.Effect<Turn, never, Requirements | Scope.Scope> =>
   Effect.gen(function*() {
     const compactor = yield* Compactor
+    const session = yield* SessionState
     return {
       options,
       client: yield* ModelClient,
@@ -57,7 +60,7 @@ const make = (options: Options): Effect.Effect<Turn, never, Requirements> =>
       registry: yield* ToolRegistry,
       pipeline: yield* Pipeline,
       compactor,
-      session: yield* SessionState,
+      session,
       services: Context.pick(SessionState, ModelClient, Pipeline, Compactor, ToolRegistry, Permissions, Ids)(
         yield* Effect.context<ToolServices>()
       ),
@@ -71,19 +74,26 @@ const make = (options: Options): Effect.Effect<Turn, never, Requirements> =>
         canCompact: compactor.available
       },
       loop: yield* Ref.make(LoopState.initial(options.model)),
-      spent: options.budget ?? Effect.succeed(undefined)
+      spent: options.budget ?? Effect.succeed(undefined),
+      span: yield* Effect.makeSpanScoped("keel.turn", {
+        captureStackTrace: false,
+        attributes: { "keel.session.id": session.sessionId, "keel.model": options.model }
+      })
     }
   })
 
 /**
- * Runs one turn on the session's conversation (which must end with the user's message). Emits
+ * One turn on the session's conversation (which must end with the user's message), as a stream of
  * `TurnEvent`s; the last is always `TurnComplete`, unless the consumer itself stops pulling, in
- * which case the conversation is still left valid.
+ * which case the conversation is still left valid. The services are read here, once: the stream
+ * needs none of its own, so a caller that provides them to this effect spares the stream a
+ * context (a provided stream pays a context merge for every effect it runs). The turn's span ends
+ * with the scope.
  *
  * @category Constructors
  */
-export const run = (options: Options): Stream.Stream<TurnEvent, never, Requirements> =>
-  Stream.unwrap(Effect.gen(function*() {
+export const stream = (options: Options): Effect.Effect<Stream.Stream<TurnEvent>, never, Requirements | Scope.Scope> =>
+  Effect.gen(function*() {
     const turn = yield* make(options)
     const repaired = yield* Ref.make<UserMessage | undefined>(undefined)
     const loop = Stream.repeatEffectOption(
@@ -101,7 +111,13 @@ export const run = (options: Options): Stream.Stream<TurnEvent, never, Requireme
       const results: ReadonlyArray<TurnEvent> = message === undefined ? [] : [{ _tag: "ToolResults", message }]
       return [...results, ...(yield* completion(turn))]
     }))
-    return Stream.concat(loop, aborted).pipe(
-      Stream.withSpan("keel.turn", { attributes: { "keel.session.id": turn.session.sessionId, "keel.model": options.model } })
-    )
-  }))
+    return Stream.concat(loop, aborted)
+  })
+
+/**
+ * Runs one turn on the session's conversation (see {@link stream}).
+ *
+ * @category Constructors
+ */
+export const run = (options: Options): Stream.Stream<TurnEvent, never, Requirements> =>
+  Stream.unwrapScoped(stream(options))

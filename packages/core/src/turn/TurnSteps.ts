@@ -11,7 +11,9 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import { type AssistantMessage, type Message, UserMessage } from "../message/Message.js"
 import type * as Accumulator from "../model/Accumulator.js"
 import type { ModelError } from "../model/ModelError.js"
@@ -153,10 +155,20 @@ const requestFor = (turn: Turn, state: LoopState.LoopState, messages: ReadonlyAr
   }
 }
 
-/** One iteration after the announcements: the pipeline, the model call, its answer or failure, and what follows. */
-const callModel = (turn: Turn, history: ReadonlyArray<Message>, state: LoopState.LoopState) =>
+/**
+ * One iteration after the announcements: the pipeline, the model call, its answer or failure, and
+ * what follows. The iteration's span is the parent of its stages', its model call's and its tool
+ * calls' spans; its scope is where the tool calls run.
+ */
+const callModel = (
+  turn: Turn,
+  history: ReadonlyArray<Message>,
+  state: LoopState.LoopState,
+  span: Tracer.Span,
+  scope: Scope.Scope
+) =>
   Effect.gen(function*() {
-    const prepared = yield* turn.pipeline.run(history, stageContext(turn, state))
+    const prepared = yield* turn.pipeline.run(history, stageContext(turn, state)).pipe(Effect.withParentSpan(span))
     if (prepared.messages !== history) yield* Ref.set(turn.session.messages, prepared.messages)
     const reports = prepared.reports.map((report) => TurnEvent.StageApplied({ report }))
     if (prepared.halt !== undefined) {
@@ -166,10 +178,15 @@ const callModel = (turn: Turn, history: ReadonlyArray<Message>, state: LoopState
     const startedAt = yield* Clock.currentTimeMillis
     // Tool calls start as their blocks complete, while the answer still streams; they run in this
     // iteration's scope, so an error or interruption before the answer is recorded stops them.
-    const executor = yield* turn.runtime.start(turn.options.cwd)
+    const executor = yield* turn.runtime.start(turn.options.cwd).pipe(
+      Effect.withParentSpan(span),
+      Effect.provide(turn.services),
+      Scope.extend(scope)
+    )
     const call = ModelCall.make(turn.client, requestFor(turn, state, prepared.messages), executor, {
       emitStreamEvents: turn.options.emitStreamEvents !== false,
-      iteration: state.iteration
+      iteration: state.iteration,
+      parent: span
     })
     const answer = Stream.concat(call.events, answered(turn, call, startedAt, executor)).pipe(
       Stream.catchAll((error) => failed(turn, error, call.model(), startedAt))
@@ -178,26 +195,29 @@ const callModel = (turn: Turn, history: ReadonlyArray<Message>, state: LoopState
   })
 
 /**
- * The next iteration: the model call begins (a `keel.iteration` span), after the statuses of the
- * stages about to do slow work (a compaction's model call).
+ * The next iteration: the model call begins (a `keel.iteration` span, ended with the iteration's
+ * scope), after the statuses of the stages about to do slow work (a compaction's model call).
  *
  * @category Steps
  */
 export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
-  Stream.unwrap(Effect.gen(function*() {
+  Stream.unwrapScoped(Effect.gen(function*() {
     const state = yield* Ref.updateAndGet(turn.loop, LoopState.startIteration)
+    const span = yield* Effect.makeSpanScoped("keel.iteration", {
+      captureStackTrace: false,
+      parent: turn.span,
+      attributes: { "keel.iteration": state.iteration }
+    })
+    const scope = yield* Effect.scope
     yield* Ref.update(turn.session.turnCount, (n) => n + 1)
     yield* Ref.set(turn.session.model, state.model)
     const history = yield* Ref.get(turn.session.messages)
     const statuses = turn.pipeline.announce(history, stageContext(turn, state))
-    const call = Stream.unwrapScoped(callModel(turn, history, state))
-    const iteration = statuses.length === 0
+    // The pipeline runs when the statuses are out: a compaction's status shows before it starts.
+    const call = Stream.unwrap(callModel(turn, history, state, span, scope))
+    return statuses.length === 0
       ? call
       : Stream.concat(Stream.fromIterable(statuses.map((status) => TurnEvent.Status({ status }))), call)
-    return iteration.pipe(
-      Stream.withSpan("keel.iteration", { attributes: { "keel.iteration": state.iteration } }),
-      Stream.provideSomeContext(turn.services)
-    )
   }))
 
 /**
