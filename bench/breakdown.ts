@@ -11,23 +11,18 @@
 import Anthropic from "@anthropic-ai/sdk"
 import {
   AnthropicModel,
-  Compactor,
   Fallback,
   IdleWatchdog,
-  Ids,
   Message,
   type ModelClient,
-  Permissions,
-  Pipeline,
   Resilience,
   Retry,
   SessionState,
-  ToolRegistry,
-  ToolRuntime,
   TurnLoop
 } from "@keel/core"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { SseDecoder } from "../packages/core/src/model/SseDecoder.js"
+import * as Kernel from "./kernel.js"
 import * as BenchServer from "./server.js"
 
 const models = process.argv.length > 2 ? process.argv.slice(2) : ["bench-text-200000", "bench-tool-200000"]
@@ -41,17 +36,8 @@ const main = async () => {
   const { url } = server
   const client = new Anthropic({ apiKey: "bench", baseURL: url, maxRetries: 0 })
   const modelClient = AnthropicModel.fromClient(client)
-  // What a turn runs on besides its model: no context stages, no compaction, no tools, no
-  // permission checks (the explicit allow-all policy), ids from the platform's generator.
-  const turnServices = Layer.mergeAll(
-    Pipeline.layerEmpty,
-    Compactor.layerNone,
-    ToolRuntime.layer().pipe(
-      Layer.provideMerge(ToolRegistry.layer([])),
-      Layer.provideMerge(Permissions.layerAllowAll)
-    ),
-    Ids.layer
-  )
+  // What a turn runs on besides its model (bench/kernel.ts), without tools.
+  const turnServices = Kernel.turnServices()
   const runtime = ManagedRuntime.make(Layer.mergeAll(
     AnthropicModel.layer({ apiKey: Redacted.make("bench"), baseURL: url }),
     turnServices

@@ -4,22 +4,12 @@
  * client. Run: node --cpu-prof --import tsx bench/profile-turn.ts [model] (default bench-text-200000).
  */
 import Anthropic from "@anthropic-ai/sdk"
-import {
-  AnthropicModel,
-  Compactor,
-  Ids,
-  Message,
-  Permissions,
-  Pipeline,
-  SessionState,
-  ToolRegistry,
-  ToolRuntime,
-  TurnLoop
-} from "@keel/core"
+import { AnthropicModel, Message, SessionState, TurnLoop } from "@keel/core"
 import { Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
 import { spawn } from "node:child_process"
 import { once } from "node:events"
 import * as readline from "node:readline"
+import * as Kernel from "./kernel.js"
 
 const model = process.argv[2] ?? "bench-text-200000"
 const runs = Number(process.env.KEEL_PROFILE_RUNS ?? 8)
@@ -30,17 +20,10 @@ const main = async () => {
   })
   const [first] = (await once(readline.createInterface({ input: server.stdout! }), "line")) as [string]
   const url = first.split("=")[1]!
-  // No context stages, no compaction, no tools, no permission checks (the explicit allow-all
-  // policy), ids from the platform's generator.
+  // What a turn runs on besides its model (bench/kernel.ts), without tools.
   const runtime = ManagedRuntime.make(Layer.mergeAll(
     AnthropicModel.layer({ apiKey: Redacted.make("bench"), baseURL: url }),
-    Pipeline.layerEmpty,
-    Compactor.layerNone,
-    ToolRuntime.layer().pipe(
-      Layer.provideMerge(ToolRegistry.layer([])),
-      Layer.provideMerge(Permissions.layerAllowAll)
-    ),
-    Ids.layer
+    Kernel.turnServices()
   ))
   const client = new Anthropic({ apiKey: "bench", baseURL: url, maxRetries: 0 })
   const kernel = () =>

@@ -25,12 +25,13 @@ import {
   Permissions,
   Pipeline,
   SessionState,
-  Tool,
   ToolRegistry,
   ToolRuntime,
   TurnLoop
 } from "@keel/core"
-import { Chunk, Effect, Layer, ManagedRuntime, Redacted, Schema, Stream } from "effect"
+import { Chunk, Effect, Layer, ManagedRuntime, Redacted, Stream } from "effect"
+import * as Kernel from "./kernel.js"
+import { sink } from "./kernel.js"
 import { bodyBytes, eventsFor } from "./scenario.js"
 import * as BenchServer from "./server.js"
 
@@ -38,13 +39,6 @@ import * as BenchServer from "./server.js"
 const sizes = (process.env.KEEL_BENCH_N ?? "20000,200000").split(",").map(Number)
 const runs = Number(process.env.KEEL_BENCH_RUNS ?? 11)
 
-const sink = Tool.make({
-  name: "Sink",
-  description: "Takes data, returns its length",
-  input: Schema.Struct({ data: Schema.String }),
-  isReadOnly: true,
-  call: (input) => Effect.succeed(`${input.data.length} bytes`)
-})
 
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
@@ -85,17 +79,8 @@ const main = async () => {
     return count
   }
 
-  // What a turn runs on besides its model: no context stages, no compaction, the Sink tool with no
-  // permission checks (the explicit allow-all policy), ids from the platform's generator.
-  const turnServices = Layer.mergeAll(
-    Pipeline.layerEmpty,
-    Compactor.layerNone,
-    ToolRuntime.layer().pipe(
-      Layer.provideMerge(ToolRegistry.layer([sink])),
-      Layer.provideMerge(Permissions.layerAllowAll)
-    ),
-    Ids.layer
-  )
+  // What a turn runs on besides its model (bench/kernel.ts), with the Sink tool.
+  const turnServices = Kernel.turnServices([sink])
   const kernelLayer = Layer.mergeAll(
     AnthropicModel.layer({ apiKey: Redacted.make("bench"), baseURL: url }),
     turnServices

@@ -17,6 +17,8 @@ export interface Options {
   /** The parent span (default: the one in context where the stream starts). */
   readonly parent?: Tracer.AnySpan | undefined
   readonly attributes?: Record<string, unknown> | undefined
+  /** Called as the stream ends, before the span does: what the span records of the stream's work. */
+  readonly onEnd?: ((span: Tracer.Span) => void) | undefined
 }
 
 /**
@@ -38,6 +40,10 @@ export const spanned = <A, E, R>(
     }),
     (span) =>
       f(span).pipe(Stream.ensuringWith((exit) =>
-        Effect.flatMap(Clock.currentTimeNanos, (now) => Effect.sync(() => span.end(now, exit)))
+        Effect.flatMap(Clock.currentTimeNanos, (now) =>
+          Effect.sync(() => {
+            options.onEnd?.(span)
+            span.end(now, exit)
+          }))
       ))
   ))

@@ -7,7 +7,6 @@
  * @since 0.1.0
  */
 import * as Chunk from "effect/Chunk"
-import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import * as Accumulator from "../model/Accumulator.js"
@@ -93,9 +92,12 @@ export const make = (
     if (emit && rest.length > 0) out.push({ _tag: "StreamEvents", events: rest })
     return Chunk.unsafeFromArray(out)
   }
-  // What the call's span records once the answer is in.
-  const annotate = (span: Tracer.Span) =>
-    Effect.sync(() => {
+  // The call's span is given to the layers below on the request: its attempts are its children.
+  const events: Stream.Stream<TurnEvent, ModelError> = spanned("keel.model.call", {
+    parent: options.parent,
+    attributes: { "keel.model": request.model, "keel.iteration": options.iteration, "keel.source": request.source },
+    // What the call's span records once the answer is in (or the call failed).
+    onEnd: (span) => {
       const usage = acc.usage
       span.attribute("keel.model", model)
       span.attribute("keel.attempts", attempts)
@@ -103,16 +105,8 @@ export const make = (
       span.attribute("keel.tokens.output", usage.output_tokens)
       span.attribute("keel.tokens.cache_read", usage.cache_read_input_tokens ?? 0)
       span.attribute("keel.tokens.cache_write", usage.cache_creation_input_tokens ?? 0)
-    })
-  // The call's span is given to the layers below on the request: its attempts are its children.
-  const events: Stream.Stream<TurnEvent, ModelError> = spanned("keel.model.call", {
-    parent: options.parent,
-    attributes: { "keel.model": request.model, "keel.iteration": options.iteration, "keel.source": request.source }
-  }, (span) =>
-    client.stream({ ...request, span }).pipe(
-      Stream.mapChunks(fold),
-      Stream.concat(Stream.execute(annotate(span)))
-    ))
+    }
+  }, (span) => client.stream({ ...request, span }).pipe(Stream.mapChunks(fold)))
   return {
     events,
     answer: () => ({ result: Accumulator.finish(acc), model }),

@@ -9,6 +9,7 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Match from "effect/Match"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
@@ -52,36 +53,45 @@ const runTools = (turn: Turn, uses: ReadonlyArray<{ readonly id: string }>, exec
     }))
   )
 
-/** Performs the step decided after an answer. */
-const afterAnswer = (
+/**
+ * Starts the calls of an answer whose step is to run them: those whose blocks completed while
+ * streaming already run, any other is added now.
+ */
+const startTools = (
   turn: Turn,
-  next: Decide.Next,
   message: AssistantMessage,
   executor: ToolRuntime.Executor,
   call: ModelCall.ModelCall,
   result: Accumulator.Result
-): Stream.Stream<TurnEvent> =>
-  Decide.Next.$match(next, {
-    RunTools: () => {
-      const uses = message.toolUses
-      // Calls whose blocks completed while streaming are already running; any other is added now.
-      for (const block of uses) {
-        if (!call.started.has(block.id)) executor.add({ block, malformedInput: result.malformedToolInput.get(block.id) })
-      }
-      executor.close()
-      return Stream.unwrap(Effect.as(
-        Ref.update(turn.loop, (s) => LoopState.runningTools(s, { uses, finished: executor.finished })),
-        runTools(turn, uses, executor)
-      ))
-    },
+) =>
+  Effect.suspend(() => {
+    const uses = message.toolUses
+    for (const block of uses) {
+      if (!call.started.has(block.id)) executor.add({ block, malformedInput: result.malformedToolInput.get(block.id) })
+    }
+    executor.close()
+    return Effect.as(
+      Ref.update(turn.loop, (s) => LoopState.runningTools(s, { uses, finished: executor.finished })),
+      runTools(turn, uses, executor)
+    )
+  })
+
+/** Performs a step decided after an answer that runs no tools: the events it ends the iteration with. */
+const afterAnswer = (
+  turn: Turn,
+  next: Exclude<Decide.Next, { readonly _tag: "RunTools" }>,
+  message: AssistantMessage,
+  executor: ToolRuntime.Executor
+): Effect.Effect<ReadonlyArray<TurnEvent>> =>
+  Match.valueTags(next, {
     Continue: ({ prompt }) =>
-      Stream.fromIterableEffect(Effect.gen(function*() {
+      Effect.gen(function*() {
         const resume = new UserMessage({ content: prompt })
         yield* append(turn, resume)
         return [TurnEvent.Continuation({ message: resume }), ...(yield* completion(turn))]
-      })),
+      }),
     AnswerUnrun: ({ message: why }) =>
-      Stream.fromIterableEffect(Effect.gen(function*() {
+      Effect.gen(function*() {
         // Calls that finished while the answer streamed keep their results; the others stop when
         // this iteration's scope closes.
         const answered = answerAll(
@@ -91,13 +101,16 @@ const afterAnswer = (
         )
         yield* append(turn, answered)
         return [TurnEvent.ToolResults({ message: answered }), ...(yield* completion(turn))]
-      })),
-    Stop: () => Stream.fromIterableEffect(completion(turn)),
-    CallModel: () => Stream.empty,
-    Compact: () => Stream.empty
+      }),
+    Stop: () => completion(turn),
+    CallModel: () => Effect.succeed([]),
+    Compact: () => Effect.succeed([])
   })
 
-/** Once the answer is complete: record it, decide, and emit it before whatever follows. */
+/**
+ * Once the answer is complete: record it, decide, and emit it before whatever follows (its tool
+ * calls' events, or the events the decided step ends the iteration with).
+ */
 const answered = (turn: Turn, call: ModelCall.ModelCall, startedAt: number, executor: ToolRuntime.Executor) =>
   Stream.unwrap(Effect.gen(function*() {
     yield* recordApiTime(turn, startedAt)
@@ -109,7 +122,12 @@ const answered = (turn: Turn, call: ModelCall.ModelCall, startedAt: number, exec
       yield* Ref.update(turn.session.usage, (u) => TokenUsage.addTo(u, message.model ?? model, usage))
     }
     const next = yield* decide(turn, Decide.Outcome.Answered({ message, model, spent: yield* turn.spent }))
-    return Stream.concat(Stream.make(TurnEvent.Assistant({ message })), afterAnswer(turn, next, message, executor, call, result))
+    const assistant = TurnEvent.Assistant({ message })
+    if (next._tag === "RunTools") {
+      return Stream.concat(Stream.make(assistant), yield* startTools(turn, message, executor, call, result))
+    }
+    // The other steps end the iteration with a few events: one chunk, no stream of their own.
+    return Stream.fromIterable([assistant, ...(yield* afterAnswer(turn, next, message, executor))])
   }))
 
 /** After the API said the prompt is too long: compact hard, then the loop makes the request again. */
@@ -213,11 +231,12 @@ export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
     yield* Ref.set(turn.session.model, state.model)
     const history = yield* Ref.get(turn.session.messages)
     const statuses = turn.pipeline.announce(history, stageContext(turn, state))
+    if (statuses.length === 0) return yield* callModel(turn, history, state, span, scope)
     // The pipeline runs when the statuses are out: a compaction's status shows before it starts.
-    const call = Stream.unwrap(callModel(turn, history, state, span, scope))
-    return statuses.length === 0
-      ? call
-      : Stream.concat(Stream.fromIterable(statuses.map((status) => TurnEvent.Status({ status }))), call)
+    return Stream.concat(
+      Stream.fromIterable(statuses.map((status) => TurnEvent.Status({ status }))),
+      Stream.unwrap(callModel(turn, history, state, span, scope))
+    )
   }))
 
 /**
