@@ -8,19 +8,10 @@
  *
  * @since 0.1.0
  */
-import {
-  Commands,
-  ContextManagement,
-  type Permissions,
-  type SdkMessage,
-  type Session,
-  SessionStore,
-  TokenEstimate
-} from "@keel/core"
+import { Commands, ContextManagement, type SdkMessage, TokenEstimate } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ManagedRuntime from "effect/ManagedRuntime"
-import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Flags } from "../Flags.js"
@@ -30,8 +21,9 @@ import * as History from "./History.js"
 import * as LineEditor from "./LineEditor.js"
 import { blockRenderer, codeHighlighter, MarkdownStream } from "./Markdown.js"
 import { Renderer } from "./Renderer.js"
+import * as PermissionPrompt from "./PermissionPrompt.js"
+import * as ResumeCommand from "./ResumeCommand.js"
 import * as Style from "./Style.js"
-import * as ToolLine from "./ToolLine.js"
 import * as TurnKeys from "./TurnKeys.js"
 
 /** The terminal the REPL runs in. @category Models */
@@ -41,18 +33,30 @@ export interface Terminal {
   readonly env: Readonly<Record<string, string | undefined>>
 }
 
-/** The key "always" remembers a call by: a Bash command as written, any other tool by name. */
-const alwaysKey = (toolName: string, input: unknown): string => {
-  const command = typeof input === "object" && input !== null ? (input as { command?: unknown }).command : undefined
-  return toolName === "Bash" && typeof command === "string" ? `Bash(${command.trim()})` : toolName
-}
+/** The renderer of the session's messages on `term`'s output. */
+const makeRenderer = (term: Terminal, style: Style.Style, cwd: string, windowOverride: number | undefined) =>
+  new Renderer({
+    out: {
+      write: (text) => term.output.write(text),
+      isTTY: term.input.isTTY === true && term.output.isTTY === true,
+      columns: () => term.output.columns ?? 80
+    },
+    style,
+    cwd,
+    markdown: () =>
+      new MarkdownStream(
+        blockRenderer({ color: style.color, width: term.output.columns ?? 80 }),
+        codeHighlighter(style.color)
+      ),
+    contextWindow: (model) => windowOverride ?? TokenEstimate.windowFor(model),
+    now: () => Date.now()
+  })
 
-const ago = (ms: number): string => {
-  const minutes = Math.round(ms / 60_000)
-  return minutes < 1 ? "just now" : minutes < 60 ? `${minutes} min ago` : minutes < 48 * 60
-    ? `${Math.round(minutes / 60)} h ago`
-    : `${Math.round(minutes / 1440)} days ago`
-}
+/** The REPL's own `/help` lines, after the session's. */
+const helpLines = (style: Style.Style) =>
+  Completion.REPL_COMMANDS.map((c) =>
+    `/${c.name}${c.argumentHint !== undefined ? ` ${c.argumentHint}` : ""}  ${style.dim(c.description)}`
+  ).join("\n")
 
 /**
  * Runs the REPL until the user leaves; returns the exit code (0, or 1 when the session could not
@@ -70,29 +74,13 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   const keys = tty ? TurnKeys.terminal(input) : undefined
   let editor: LineEditor.LineEditor | undefined
   let renderer: Renderer | undefined
-  const allowedAlways = new Set<string>()
-
-  // A permission `ask`: the question, then one key (terminal) or one line (pipe).
-  const canUseTool: Permissions.CanUseTool = async (toolName, toolInput, { reason, signal }) => {
-    const key = alwaysKey(toolName, toolInput)
-    if (allowedAlways.has(key)) return { behavior: "allow" }
-    const label = ToolLine.describeCall(toolName, toolInput, cwd)
-    const say = (text: string) => (renderer !== undefined ? renderer.line(text) : write(`${text}\n`))
-    say(`${style.yellow("?")} ${style.bold(`Allow ${label}?`)} ${style.dim(`(${reason})`)}`)
-    say(style.dim(`  [y] yes, once   [a] yes, and don't ask again for ${key} this session   [n] no (Esc)`))
-    let answer: TurnKeys.Answer
-    if (keys !== undefined) {
-      answer = await keys.ask(signal)
-    } else {
-      const line = await editor?.answer?.()
-      answer = TurnKeys.ANSWER_KEYS[(line ?? "n").trim().toLowerCase().slice(0, 1)] ?? "deny"
-    }
-    if (answer === "always") allowedAlways.add(key)
-    say(style.dim(`  → ${answer === "deny" ? "denied" : answer === "always" ? `allowed for this session` : "allowed once"}`))
-    return answer === "deny"
-      ? { behavior: "deny", message: `The user denied ${label}. Ask them what to do instead, or go on without it.` }
-      : { behavior: "allow" }
-  }
+  const canUseTool = PermissionPrompt.make({
+    style,
+    cwd,
+    keys,
+    say: (text) => (renderer !== undefined ? renderer.line(text) : write(`${text}\n`)),
+    line: async () => editor?.answer?.()
+  })
 
   const options: Runtime.Options = { ...flags, cwd, includePartialMessages: true, canUseTool }
   const runtime = ManagedRuntime.make(Runtime.layer(options))
@@ -105,29 +93,16 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   }
 
   // Each session lives in a scope of its own: `/resume` closes the one it leaves.
-  let sessionScope = await runtime.runPromise(Scope.make())
+  const sessionScope = await runtime.runPromise(Scope.make())
   const opened = await runtime.runPromiseExit(Runtime.openSession(options).pipe(Scope.extend(sessionScope)))
   if (Exit.isFailure(opened)) return fail(opened)
-  let session: Session.Service = opened.value.session
-  const commands = await runtime.runPromise(Commands.Commands)
+  const current: ResumeCommand.Current = { scope: sessionScope, session: opened.value.session }
   for (const warning of opened.value.warnings) write(style.yellow(`keel: ${warning}\n`))
   const home = await runtime.runPromise(ContextManagement.homeConfig)
   const windowOverride = await runtime.runPromise(TokenEstimate.windowConfig)
 
-  const markdown = () =>
-    new MarkdownStream(
-      blockRenderer({ color: style.color, width: output.columns ?? 80 }),
-      codeHighlighter(style.color)
-    )
-  renderer = new Renderer({
-    out: { write, isTTY: tty, columns: () => output.columns ?? 80 },
-    style,
-    cwd,
-    markdown,
-    contextWindow: (model) => windowOverride ?? TokenEstimate.windowFor(model),
-    now: () => Date.now()
-  })
-  renderer.setModel(await runtime.runPromise(session.model))
+  renderer = makeRenderer(term, style, cwd, windowOverride)
+  renderer.setModel(await runtime.runPromise(current.session.model))
 
   const promptText = style.bold(style.cyan("› "))
   editor = tty
@@ -136,7 +111,7 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
       output,
       prompt: promptText,
       continuation: style.dim("… "),
-      completer: Completion.completer(cwd, commands.commands),
+      completer: Completion.completer(cwd, (await runtime.runPromise(Commands.Commands)).commands),
       history: History.load(home),
       onEntry: (entry) => History.append(home, entry),
       exitHint: style.dim("(press Ctrl+C again to exit, or Ctrl+D)")
@@ -144,7 +119,7 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     : LineEditor.pipe({ input, output, prompt: "" })
 
   write(
-    `${style.bold("Keel")} ${style.dim(`${version} · ${await runtime.runPromise(session.model)} · ${cwd}`)}\n` +
+    `${style.bold("Keel")} ${style.dim(`${version} · ${await runtime.runPromise(current.session.model)} · ${cwd}`)}\n` +
       style.dim("/help for commands · Tab completes · \\ at the end of a line goes on · Ctrl+C interrupts\n")
   )
 
@@ -152,7 +127,7 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   let running = false
   let leaving = false
   const onSignal = () => {
-    if (running) void runtime.runPromise(session.interrupt)
+    if (running) void runtime.runPromise(current.session.interrupt)
     else {
       leaving = true
       editor?.close()
@@ -163,12 +138,12 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   let typedAhead: ReadonlyArray<TurnKeys.Key> = []
   const turn = async (prompt: string) => {
     running = true
-    keys?.start(() => void runtime.runPromise(session.interrupt))
+    keys?.start(() => void runtime.runPromise(current.session.interrupt))
     if (!prompt.trim().startsWith("/")) renderer!.waiting()
     try {
       let cleared = false
       await runtime.runPromise(
-        session.submit(prompt).pipe(Stream.runForEach((message: SdkMessage.SdkMessage) =>
+        current.session.submit(prompt).pipe(Stream.runForEach((message: SdkMessage.SdkMessage) =>
           Effect.sync(() => {
             if (message.type === "result" && prompt.trim().startsWith("/clear") && !message.is_error) cleared = true
             renderer!.render(message)
@@ -176,49 +151,11 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
         ))
       )
       if (cleared) renderer!.reset()
-      renderer!.setModel(await runtime.runPromise(session.model))
+      renderer!.setModel(await runtime.runPromise(current.session.model))
     } finally {
       typedAhead = keys?.stop() ?? []
       running = false
     }
-  }
-
-  const resume = async (arg: string) => {
-    const store = await runtime.runPromise(SessionStore.SessionStore)
-    const listed = await runtime.runPromiseExit(store.list(cwd))
-    if (Exit.isFailure(listed)) return renderer!.line(style.red("Could not list the saved sessions of this folder."))
-    const currentId = await runtime.runPromise(session.sessionId)
-    const sessions = listed.value.filter((s) => s.sessionId !== currentId)
-    if (arg === "") {
-      if (sessions.length === 0) return renderer!.line(style.dim("No other saved sessions in this folder."))
-      const now = Date.now()
-      renderer!.line(
-        sessions.slice(0, 20).map((s, i) =>
-          `${style.bold(String(i + 1).padStart(2))}. ${s.sessionId} ${style.dim(ago(now - s.modifiedAt))} ${s.firstPrompt?.replace(/\s+/g, " ").slice(0, 60) ?? ""}`
-        ).join("\n") + style.dim("\n/resume <number or id> switches to one.")
-      )
-      return
-    }
-    const n = Number(arg)
-    const id = Number.isInteger(n) && n >= 1 && n <= sessions.length ? sessions[n - 1]!.sessionId : arg
-    const nextScope = await runtime.runPromise(Scope.make())
-    const next = await runtime.runPromiseExit(
-      Runtime.openSession({ ...options, resume: id, continue: false, forkSession: false, sessionId: undefined }).pipe(
-        Scope.extend(nextScope)
-      )
-    )
-    if (Exit.isFailure(next)) {
-      await runtime.runPromise(Scope.close(nextScope, Exit.void))
-      const failure = Runtime.describeFailure(next.cause, flags.debug)
-      return renderer!.line(style.red(failure.lines.join("\n")))
-    }
-    await runtime.runPromise(Scope.close(sessionScope, Exit.void))
-    sessionScope = nextScope
-    session = next.value.session
-    renderer!.reset()
-    renderer!.setModel(await runtime.runPromise(session.model))
-    const messages = (await runtime.runPromise(Effect.flatMap(session.state, (state) => Ref.get(state.messages)))).length
-    renderer!.line(style.dim(`Resumed session ${await runtime.runPromise(session.sessionId)} (${messages} messages).`))
   }
 
   // `keel "prompt"` starts with that prompt.
@@ -235,21 +172,21 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     if (text === "/exit" || text === "/quit") break
     const resumeCommand = /^\/resume(?:\s+(.*))?$/.exec(text)
     if (resumeCommand !== null) {
-      await resume(resumeCommand[1]?.trim() ?? "")
+      await ResumeCommand.run(resumeCommand[1]?.trim() ?? "", {
+        runtime, options, debug: flags.debug, cwd, style, renderer, current
+      })
       continue
     }
     await turn(read.text)
     if (/^\/help\b/.test(text)) {
-      renderer.line(Completion.REPL_COMMANDS.map((c) =>
-        `/${c.name}${c.argumentHint !== undefined ? ` ${c.argumentHint}` : ""}  ${style.dim(c.description)}`
-      ).join("\n"))
+      renderer.line(helpLines(style))
     }
   }
 
   process.off("SIGINT", onSignal)
   editor.close()
-  write(style.dim(`\nResume this session with: keel --resume ${await runtime.runPromise(session.sessionId)}\n`))
-  await runtime.runPromise(Scope.close(sessionScope, Exit.void))
+  write(style.dim(`\nResume this session with: keel --resume ${await runtime.runPromise(current.session.sessionId)}\n`))
+  await runtime.runPromise(Scope.close(current.scope, Exit.void))
   await runtime.dispose()
   return 0
 }
