@@ -103,14 +103,17 @@ export const stream = (options: Options): Effect.Effect<Stream.Stream<TurnEvent>
       options.interrupt !== undefined ? stopWhen(options.interrupt) : (s) => s,
       Stream.ensuring(Effect.flatMap(repair(turn), (message) => Ref.set(repaired, message)))
     )
-    // After an interruption: the repaired tool results (if any), then the closing event.
-    const aborted = Stream.fromIterableEffect(Effect.gen(function*() {
-      if ((yield* Ref.get(turn.loop)).stop !== undefined) return []
+    // After an interruption: the repaired tool results (if any), then the closing event. A turn that
+    // ended on its own has closed already (the common case, so it costs one effect, not a stream).
+    const interrupted = Effect.gen(function*() {
       const message = yield* Ref.get(repaired)
       yield* Ref.update(turn.loop, (s) => LoopState.stopped(s, { reason: LoopState.interruptedReason(s) }))
       const results: ReadonlyArray<TurnEvent> = message === undefined ? [] : [{ _tag: "ToolResults", message }]
       return [...results, ...(yield* completion(turn))]
-    }))
+    })
+    const aborted = Stream.unwrap(Effect.map(Ref.get(turn.loop), (state) =>
+      state.stop !== undefined ? Stream.empty : Stream.fromIterableEffect(interrupted)
+    ))
     return Stream.concat(loop, aborted)
   })
 
