@@ -106,6 +106,10 @@ export * as RetryPolicy from "./resilience/RetryPolicy.js"
 export * as SdkMessage from "./session/SdkMessage.js"
 /** The per-conversation engine. */
 export * as Session from "./session/Session.js"
+/** Turn admission as data: the queue's order rules (priorities, promotion, removal). */
+export * as Admission from "./runtime/Admission.js"
+/** The single owner of a session's turn admission: submit, the queue and its operations. */
+export * as SessionRuntime from "./runtime/SessionRuntime.js"
 /** The per-conversation state. */
 export * as SessionState from "./session/SessionState.js"
 /** Where session transcripts live: append, sync, load, list. */

@@ -1,0 +1,162 @@
+/**
+ * The runtime that owns a session's turn admission, on a real session under the testing layer and
+ * `TestClock`: the first turn holds (a `Sleep` tool call of 10 s of virtual time) while the test
+ * queues, lists, reorders and drops input behind it, then lets time pass and checks what ran, in
+ * which order, and what each caller's stream got.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { type Message, type SdkMessage, Session, SessionRuntime, TestModel } from "@keel/core"
+import { Testing } from "@keel/core/testing"
+import { Effect, Exit, Fiber, Scope, Stream, TestClock } from "effect"
+import { sleeper } from "../support/Tools.js"
+
+/** The prompt each request was made for: the last user message that is not tool results. */
+const promptsOf = (requests: ReadonlyArray<{ readonly messages: ReadonlyArray<Message.Message> }>) =>
+  requests.map((request) => {
+    const prompts = request.messages.filter((m) =>
+      m.role === "user" && (typeof m.content === "string" || m.content.some((b) => b.type === "text"))
+    )
+    const last = prompts.at(-1)!
+    return typeof last.content === "string"
+      ? last.content
+      : last.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("")
+  })
+
+/** The first turn's script: a 10 s tool call, then its answer. */
+const holding = [TestModel.reply([TestModel.toolUse("Sleep", { ms: 10_000 })]), TestModel.text("first done")]
+
+/** A runtime over a fresh session, in the test's scope. */
+const runtime = Effect.gen(function*() {
+  const session = yield* Session.make({ model: "claude-test", cwd: "/work" })
+  return yield* SessionRuntime.make(session)
+})
+
+/** Reads a turn's stream in a fiber of its own. */
+const read = (submitted: SessionRuntime.Submitted) => Effect.fork(Stream.runCollect(submitted.events))
+
+const resultOf = (messages: Iterable<SdkMessage.SdkMessage>) => [...messages].find((m) => m.type === "result")
+
+/** Lets the forked fibers run up to their next wait on virtual time. */
+const settle = Effect.repeatN(Effect.yieldNow(), 50)
+
+describe("SessionRuntime", () => {
+  it.scoped("input queues while a turn runs; the queue is listed, promoted and pruned; the rest runs in order", () =>
+    Effect.gen(function*() {
+      const rt = yield* runtime
+      const first = yield* rt.submit("first")
+      const firstRead = yield* read(first)
+      yield* settle
+      assert.strictEqual(yield* rt.running, first.turnId)
+      yield* TestClock.adjust("1 second")
+      const second = yield* rt.submit("second", { priority: "later" })
+      const third = yield* rt.submit("third\n  with   more", { priority: "next" })
+      const fourth = yield* rt.submit("fourth", { priority: "later" })
+      const reads = yield* Effect.forEach([second, third, fourth], read)
+      assert.deepStrictEqual(yield* rt.queue, [
+        { id: third.turnId, priority: "next", preview: "third with more", queuedAt: 1000, position: 0 },
+        { id: second.turnId, priority: "later", preview: "second", queuedAt: 1000, position: 1 },
+        { id: fourth.turnId, priority: "later", preview: "fourth", queuedAt: 1000, position: 2 }
+      ])
+      assert.isTrue(yield* rt.promote(fourth.turnId))
+      assert.isTrue(yield* rt.remove(third.turnId))
+      assert.isFalse(yield* rt.remove(third.turnId))
+      assert.isFalse(yield* rt.promote(first.turnId), "the running turn is not queued")
+      assert.deepStrictEqual((yield* rt.queue).map((q) => q.id), [fourth.turnId, second.turnId])
+
+      // The removed turn's stream fails, typed; it never reached the model.
+      const removed = yield* Effect.flip(Fiber.join(reads[1]!))
+      assert.deepStrictEqual(removed, new SessionRuntime.TurnCancelled({ turnId: third.turnId, reason: "removed" }))
+      assert.strictEqual(removed.message, `Turn ${third.turnId} was removed before it ran.`)
+
+      yield* TestClock.adjust("10 seconds")
+      yield* rt.idle
+      const firstOut = yield* Fiber.join(firstRead)
+      assert.strictEqual((resultOf(firstOut) as { result?: string } | undefined)?.result, "first done")
+      assert.strictEqual((resultOf(yield* Fiber.join(reads[2]!)) as { result?: string }).result, "for fourth")
+      assert.strictEqual((resultOf(yield* Fiber.join(reads[0]!)) as { result?: string }).result, "for second")
+      const model = yield* TestModel.TestModel
+      assert.deepStrictEqual(promptsOf(yield* model.requests), ["first", "first", "fourth", "second"])
+    }).pipe(Effect.provide(Testing.layer([...holding, TestModel.text("for fourth"), TestModel.text("for second")], { tools: [sleeper] }))))
+
+  it.scoped("`now` interrupts the running turn, whose transcript stays valid, and runs before what waited", () =>
+    Effect.gen(function*() {
+      const rt = yield* runtime
+      const first = yield* rt.submit("first")
+      const firstRead = yield* read(first)
+      yield* settle
+      const later = yield* read(yield* rt.submit("later one", { priority: "later" }))
+      const urgent = yield* read(yield* rt.submit("urgent", { priority: "now" }))
+      yield* settle
+      const firstOut = yield* Fiber.join(firstRead)
+      const result = resultOf(firstOut) as { subtype: string; terminal_reason?: string }
+      assert.isDefined(result, "the interrupted turn still ends with its result")
+      // Its tool call is answered (interrupted), so the next request is valid.
+      const toolResults = [...firstOut].filter((m) => m.type === "user")
+      assert.strictEqual(toolResults.length, 1)
+      yield* rt.idle
+      assert.strictEqual((resultOf(yield* Fiber.join(urgent)) as { result?: string }).result, "for urgent")
+      assert.strictEqual((resultOf(yield* Fiber.join(later)) as { result?: string }).result, "for later")
+      const model = yield* TestModel.TestModel
+      assert.deepStrictEqual(promptsOf(yield* model.requests), ["first", "urgent", "later one"])
+    }).pipe(Effect.provide(Testing.layer([holding[0]!, TestModel.text("for urgent"), TestModel.text("for later")], { tools: [sleeper] }))))
+
+  it.scoped("concurrent submissions each get their own turn, run once each, in the order the queue listed", () =>
+    Effect.gen(function*() {
+      const rt = yield* runtime
+      const first = yield* rt.submit("first")
+      yield* read(first)
+      yield* settle
+      const submitted = yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => `p${i}`),
+        (text) => rt.submit(text, { priority: "later" }),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(new Set(submitted.map((s) => s.turnId)).size, 20)
+      const listed = yield* rt.queue
+      assert.strictEqual(listed.length, 20)
+      const byId = new Map(submitted.map((s, i) => [s.turnId, `p${i}`]))
+      const reads = yield* Effect.forEach(submitted, read)
+      yield* TestClock.adjust("10 seconds")
+      yield* rt.idle
+      for (const fiber of reads) assert.isDefined(resultOf(yield* Fiber.join(fiber)))
+      const model = yield* TestModel.TestModel
+      assert.deepStrictEqual(promptsOf(yield* model.requests).slice(2), listed.map((q) => byId.get(q.id)))
+    }).pipe(Effect.provide(Testing.layer([...holding, ...Array.from({ length: 20 }, (_, i) => TestModel.text(`r${i}`))], { tools: [sleeper] }))))
+
+  it.scoped("clear cancels everything that waits; a full queue refuses more, naming how many wait", () =>
+    Effect.gen(function*() {
+      const rt = yield* runtime
+      yield* read(yield* rt.submit("first"))
+      yield* settle
+      const waiting = yield* Effect.forEach(Array.from({ length: 100 }, (_, i) => `q${i}`), (text) => rt.submit(text))
+      const refused = yield* Effect.flip(rt.submit("one too many"))
+      assert.deepStrictEqual(refused, new SessionRuntime.QueueFull({ queued: 100 }))
+      assert.include(refused.message, "100 inputs already wait")
+      const reads = yield* Effect.forEach(waiting.slice(0, 3), read)
+      const dropped = yield* rt.clear
+      assert.strictEqual(dropped.length, 100)
+      assert.deepStrictEqual(yield* rt.queue, [])
+      for (const fiber of reads) {
+        const exit = yield* Fiber.await(fiber)
+        assert.isTrue(Exit.isFailure(exit))
+      }
+      yield* TestClock.adjust("10 seconds")
+      yield* rt.idle
+      const model = yield* TestModel.TestModel
+      assert.deepStrictEqual(promptsOf(yield* model.requests), ["first", "first"])
+    }).pipe(Effect.provide(Testing.layer(holding, { tools: [sleeper] }))))
+
+  it.effect("closing the runtime stops the running turn and cancels what waits", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const rt = yield* runtime.pipe(Scope.extend(scope))
+      const running = yield* read(yield* rt.submit("first"))
+      yield* settle
+      const waiting = yield* read(yield* rt.submit("second"))
+      yield* Scope.close(scope, Exit.void)
+      const cancelled = yield* Effect.flip(Fiber.join(waiting))
+      assert.strictEqual(cancelled.reason, "closed")
+      // The running turn's stream ends (it does not hang).
+      yield* Fiber.await(running)
+    }).pipe(Effect.provide(Testing.layer(holding, { tools: [sleeper] }))))
+})
