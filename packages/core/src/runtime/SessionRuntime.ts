@@ -7,10 +7,12 @@
  *
  * Each turn's messages go to a mailbox of its own as they are made, whether or not anyone reads
  * them yet: a caller may read a queued turn's stream from the start, before it runs. A queued turn
- * that is removed or cleared never runs, and its stream fails with `TurnCancelled`.
+ * that is removed or cleared never runs, and its stream fails with `TurnCancelled`; a turn that dies
+ * (a bug below the session) fails its own stream and the queue goes on.
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -98,6 +100,9 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     // worker's start of the next turn never see each other half done.
     const state = yield* SubscriptionRef.make<Admission.Admission>(Admission.empty)
     const outputs = new Map<string, Output>()
+    // The running turn's abort switch, made with its start under the lock: stopping a turn never
+    // misses one that has been admitted but has not reached the session yet.
+    const running: { controller: AbortController | undefined } = { controller: undefined }
     // The worker waits on this when nothing can start; every change that may let one start wakes it.
     const wake = yield* Mailbox.make<void>({ capacity: 1, strategy: "dropping" })
 
@@ -115,15 +120,16 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
         const turnId = ids.uuid()
         const output = yield* Mailbox.make<SdkMessage, TurnCancelled>()
         const item: Admission.Queued = { id: turnId, priority, input, preview: Admission.preview(input), queuedAt }
-        const running = yield* SynchronizedRef.modifyEffect(state, (admission) =>
+        yield* SynchronizedRef.updateEffect(state, (admission) =>
           admission.queue.length >= Admission.MAX_QUEUED
             ? Effect.fail(new QueueFull({ queued: admission.queue.length }))
             : Effect.sync(() => {
               outputs.set(turnId, output)
-              return [admission.running, Admission.enqueue(admission, item)] as const
+              // `now`: the running turn stops, and this one is at the head when the worker looks
+              // again. Under the lock, so a turn that is starting is stopped as it starts.
+              if (priority === "now") running.controller?.abort()
+              return Admission.enqueue(admission, item)
             }))
-        // `now`: the running turn stops, and this one is at the head when the worker looks again.
-        if (priority === "now" && running !== undefined) yield* session.interrupt
         yield* wake.offer(undefined)
         return { turnId, events: Mailbox.toStream(output) } satisfies Submitted
       })
@@ -141,11 +147,25 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       Effect.as(cancel(admission.queue, "cleared"), [Admission.snapshots(admission), Admission.clear(admission)] as const))
 
     // Runs one turn into its output; the output ends with the turn.
-    const runTurn = (item: Admission.Queued, output: Output) =>
-      session.submit(item.input).pipe(
+    const runTurn = (item: Admission.Queued, output: Output, controller: AbortController) =>
+      session.submit(item.input, { signal: controller.signal }).pipe(
         Stream.runForEach((message) => output.offer(message)),
-        Effect.ensuring(output.end),
-        Effect.ensuring(SynchronizedRef.update(state, Admission.finish))
+        Effect.zipRight(output.end),
+        // A turn that dies (a bug below the session) fails its own stream, not the runtime: the
+        // worker goes on with the queue. Interruption (the runtime closing) still stops the worker.
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.zipRight(output.end, Effect.failCause(cause))
+            : Effect.zipRight(
+              Effect.logError("a turn died; the queue goes on", cause),
+              output.failCause(Cause.die(Cause.squash(cause)))
+            )
+        ),
+        Effect.onInterrupt(() => output.end),
+        Effect.ensuring(SynchronizedRef.update(state, (admission) => {
+          running.controller = undefined
+          return Admission.finish(admission)
+        }))
       )
 
     // The worker: start the head whenever nothing runs; otherwise wait to be woken.
@@ -153,14 +173,17 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       for (;;) {
         const next = yield* SynchronizedRef.modify(state, (admission) => {
           const [item, after] = Admission.start(admission)
-          return [item === undefined ? undefined : { item, output: outputs.get(item.id) }, after] as const
+          if (item === undefined) return [undefined, after] as const
+          running.controller = new AbortController()
+          const output = outputs.get(item.id)!
+          outputs.delete(item.id)
+          return [{ item, output, controller: running.controller }, after] as const
         })
         if (next === undefined) {
           yield* wake.take
           continue
         }
-        outputs.delete(next.item.id)
-        if (next.output !== undefined) yield* runTurn(next.item, next.output)
+        yield* runTurn(next.item, next.output, next.controller)
       }
     })
     yield* Effect.forkScoped(worker)
@@ -186,7 +209,12 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
             ? [true, Admission.promote(admission, turnId)] as const
             : [false, admission] as const),
       clear: clearAll,
-      interrupt: session.interrupt,
+      // Under the lock, like `now`: a turn being started is stopped as it starts.
+      interrupt: SynchronizedRef.updateEffect(state, (admission) =>
+        Effect.sync(() => {
+          running.controller?.abort()
+          return admission
+        })),
       idle
     }
   })

@@ -160,3 +160,48 @@ describe("SessionRuntime", () => {
       yield* Fiber.await(running)
     }).pipe(Effect.provide(Testing.layer(holding, { tools: [sleeper] }))))
 })
+
+describe("SessionRuntime, order and failures", () => {
+  it.scoped("a `now` submitted before the worker started the first turn simply runs first", () =>
+    Effect.gen(function*() {
+      const rt = yield* runtime
+      const first = yield* read(yield* rt.submit("first"))
+      const urgent = yield* read(yield* rt.submit("urgent", { priority: "now" }))
+      yield* rt.idle
+      assert.strictEqual((resultOf(yield* Fiber.join(urgent)) as { result?: string }).result, "for urgent")
+      assert.strictEqual((resultOf(yield* Fiber.join(first)) as { result?: string }).result, "for first")
+      const model = yield* TestModel.TestModel
+      assert.deepStrictEqual(promptsOf(yield* model.requests), ["urgent", "first"])
+    }).pipe(Effect.provide(Testing.layer([TestModel.text("for urgent"), TestModel.text("for first")]))))
+
+  it.scoped("a turn that dies does not take the runtime with it: its stream fails, the next turn runs", () =>
+    Effect.gen(function*() {
+      const rt = yield* runtime
+      const doomed = yield* read(yield* rt.submit("first"))
+      const next = yield* read(yield* rt.submit("second"))
+      yield* rt.idle
+      const died = yield* Fiber.await(doomed)
+      assert.isTrue(Exit.isFailure(died))
+      assert.strictEqual((resultOf(yield* Fiber.join(next)) as { result?: string }).result, "for second")
+    }).pipe(Effect.provide(Testing.layer([
+      () => {
+        throw new Error("a bug below the session")
+      },
+      TestModel.text("for second")
+    ]))))
+
+  it.scoped("interrupt stops the running turn; the queue goes on with its head", () =>
+    Effect.gen(function*() {
+      const rt = yield* runtime
+      const first = yield* read(yield* rt.submit("first"))
+      const next = yield* read(yield* rt.submit("next one"))
+      yield* settle
+      yield* rt.interrupt
+      yield* settle
+      assert.isDefined(resultOf(yield* Fiber.join(first)))
+      yield* rt.idle
+      assert.strictEqual((resultOf(yield* Fiber.join(next)) as { result?: string }).result, "for next")
+      const model = yield* TestModel.TestModel
+      assert.deepStrictEqual(promptsOf(yield* model.requests), ["first", "next one"])
+    }).pipe(Effect.provide(Testing.layer([holding[0]!, TestModel.text("for next")], { tools: [sleeper] }))))
+})
