@@ -141,6 +141,23 @@ describe("Session", () => {
       TestModel.reply([TestModel.toolUse("Sleep", { ms: 3_600_000 })], { model: "claude-sonnet-4-6" })
     ]))))
 
+  it.scoped("a signal aborted before the turn starts stops it before any request: one result, a valid transcript", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make(options)
+      const controller = new AbortController()
+      controller.abort()
+      const messages = yield* collect(session.submit("never mind", { signal: controller.signal }))
+      const result = resultOf(messages)
+      assert.strictEqual(result.terminal_reason, "aborted_streaming")
+      assert.strictEqual(messages.filter((m) => m.type === "result").length, 1)
+      assert.isFalse(messages.some((m) => m.type === "assistant"), "no answer was streamed")
+      const model = yield* TestModel.TestModel
+      assert.strictEqual((yield* model.requests).length, 0, "the model was not called")
+      assert.deepStrictEqual(Invariants.violations(yield* messagesOf(session)), [])
+      // The session takes the next prompt.
+      assert.strictEqual(resultOf(yield* collect(session.submit("go on"))).result, "later")
+    }).pipe(Effect.provide(layerFor([TestModel.text("later", { model: "claude-sonnet-4-6" })]))))
+
   it.scoped("a model error ends as success + is_error with the API status and a readable message", () =>
     Effect.gen(function*() {
       const session = yield* Session.make(options)

@@ -10,7 +10,9 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Mentions from "../input/Mentions.js"
 import { TextBlock, UserMessage } from "../message/Message.js"
@@ -24,14 +26,15 @@ import { INTERRUPTED_NOTE } from "./SessionOptions.js"
 import { SessionState } from "./SessionState.js"
 import * as TokenUsage from "./TokenUsage.js"
 
-/** Completes when `signal` aborts (at once if it already has). */
-const aborted = (signal: AbortSignal): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    if (signal.aborted) return resume(Effect.void)
-    const onAbort = () => resume(Effect.void)
-    signal.addEventListener("abort", onAbort, { once: true })
-    return Effect.sync(() => signal.removeEventListener("abort", onAbort))
-  })
+/** Completes `stop` when `signal` aborts (at once if it already has), for as long as the scope lasts. */
+const stopOnAbort = (signal: AbortSignal, stop: Deferred.Deferred<void>): Effect.Effect<void, never, Scope.Scope> => {
+  if (signal.aborted) return Deferred.succeed(stop, undefined)
+  const onAbort = () => Deferred.unsafeDone(stop, Exit.void)
+  return Effect.acquireRelease(
+    Effect.sync(() => signal.addEventListener("abort", onAbort, { once: true })),
+    () => Effect.sync(() => signal.removeEventListener("abort", onAbort))
+  )
+}
 
 /** Options of one turn. @category Models */
 export interface TurnOptions {
@@ -70,8 +73,11 @@ const userMessageOf = (engine: Engine, current: Current, prompt: string | UserMe
 export const run = (engine: Engine, prompt: string | UserMessage, options: TurnOptions = {}): Stream.Stream<SdkMessage.SdkMessage> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     yield* Effect.acquireRelease(engine.turnLock.take(1), () => engine.turnLock.release(1))
+    // One stop switch for the turn: the session's `interrupt` and the caller's abort signal both
+    // complete it, an abort that came before the turn started included.
     const signal = yield* Deferred.make<void>()
     yield* Ref.set(engine.interrupt, signal)
+    if (options.signal !== undefined) yield* stopOnAbort(options.signal, signal)
     const { current, messages: prefix } = yield* opening(engine)
     const { recorder, state } = current
     const stamp = stampOf(engine, current)
@@ -155,9 +161,7 @@ export const run = (engine: Engine, prompt: string | UserMessage, options: TurnO
       ...systemFields,
       cwd: engine.options.cwd,
       params: engine.options.params,
-      interrupt: options.signal === undefined
-        ? Deferred.await(signal)
-        : Effect.raceFirst(Deferred.await(signal), aborted(options.signal)),
+      interrupt: signal,
       emitStreamEvents: engine.options.includePartialMessages === true
     }).pipe(Effect.provideService(SessionState, state), Effect.provide(engine.services))
     const turn = events.pipe(

@@ -3,8 +3,10 @@
  *
  * @internal
  */
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Predicate from "effect/Predicate"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as Take from "effect/Take"
@@ -16,6 +18,11 @@ import * as Take from "effect/Take"
  * transcript is never followed by the next model request); a second fiber waits for `interrupt`,
  * then interrupts the first (its finalizers run) and ends the output. A chunk costs two queue
  * handoffs.
+ *
+ * When `interrupt` is a `Deferred`, it is also looked at before each pull, so a stop that came
+ * before the stream started (or while the waiting fiber has not been scheduled yet) ends it before
+ * anything more is pulled: without that, a fast stream can run to its end before the waiting fiber
+ * gets its turn.
  *
  * @internal
  */
@@ -35,7 +42,11 @@ export const stopWhen = (interrupt: Effect.Effect<void>) => <A>(stream: Stream.S
     yield* Effect.forkScoped(
       interrupt.pipe(Effect.zipRight(Fiber.interrupt(producer)), Effect.zipRight(Queue.offer(out, Take.end)))
     )
+    const next = Queue.offer(asks, undefined).pipe(Effect.zipRight(Queue.take(out)), Effect.flatMap(Take.done))
+    const stopped = Predicate.hasProperty(interrupt, Deferred.DeferredTypeId) ? (interrupt as Deferred.Deferred<void>) : undefined
     return Stream.repeatEffectChunkOption(
-      Queue.offer(asks, undefined).pipe(Effect.zipRight(Queue.take(out)), Effect.flatMap(Take.done))
+      stopped === undefined
+        ? next
+        : Effect.flatMap(Deferred.isDone(stopped), (done) => done ? Take.done(Take.end) : next)
     )
   }))
