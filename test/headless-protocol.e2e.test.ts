@@ -318,6 +318,39 @@ describe("--input-format stream-json", () => {
     assert.strictEqual((await keel.done).code, 0)
   }, 60_000)
 
+  it("lines that arrive while a turn runs wait their turn; priority now stops the running turn and runs next", async () => {
+    const server = await fake([
+      { ...FakeAnthropic.textReply("never finishes", sonnet), stallAfter: 3 },
+      (body) => FakeAnthropic.textReply(`answer: ${lastUserText(body)}`, sonnet),
+      (body) => FakeAnthropic.textReply(`answer: ${lastUserText(body)}`, sonnet)
+    ])
+    const keel = live(streamInput, { env: envFor(server) })
+    keel.send(userLine("first"))
+    await keel.waitFor(() => server.requests.length === 1)
+    keel.send({ ...userLine("queued"), priority: "later" })
+    keel.send({ ...userLine("urgent"), priority: "now" })
+    const ms = await keel.waitFor((m) => m.filter((x) => x.type === "result").length === 3)
+    const results = ms.filter((m) => m.type === "result")
+    assert.deepStrictEqual(results.map((r) => r.terminal_reason), ["aborted_streaming", "completed", "completed"])
+    // The urgent prompt follows the interrupted one's note, as after any interruption.
+    const asked = server.requests.map((q) => lastUserText(q.body))
+    assert.deepStrictEqual(asked, ["first", "first[Request interrupted by user]urgent", "queued"])
+    assert.deepStrictEqual(results.slice(1).map((r) => r.result), [`answer: ${asked[1]}`, "answer: queued"])
+    // Each turn's messages are together: nothing of one turn comes after the next turn's first message.
+    const turnOf = ms.filter((m) => m.type === "assistant" || m.type === "result").map((m) => m.type)
+    assert.deepStrictEqual(turnOf.slice(-4), ["assistant", "result", "assistant", "result"])
+    keel.end()
+    assert.strictEqual((await keel.done).code, 0)
+  }, 60_000)
+
+  it("a priority that is not now, next or later is a malformed line", async () => {
+    const server = await fake([])
+    const r = await run(streamInput, { env: envFor(server), stdin: `${JSON.stringify({ ...userLine("x"), priority: "soon" })}\n` })
+    assert.strictEqual(r.code, 1)
+    assert.include(r.stderr, "stdin line 1 is a user message whose priority is \"soon\", not \"now\", \"next\" or \"later\"")
+    assert.strictEqual(server.requests.length, 0)
+  })
+
   it("SIGINT interrupts the running turn, reads no more input, and exits 130 after its result", async () => {
     const server = await fake([{ ...FakeAnthropic.textReply("never finishes", sonnet), stallAfter: 3 }])
     const keel = live(streamInput, { env: envFor(server) })

@@ -12,15 +12,15 @@
  *
  * @since 0.1.0
  */
-import { Ids, Message, SdkMessage } from "@keel/core"
+import { Admission, Ids, Message, SdkMessage, SessionRuntime } from "@keel/core"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as ParseResult from "effect/ParseResult"
-import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Flags } from "./Flags.js"
 import * as Runtime from "./Runtime.js"
@@ -160,7 +160,13 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
  * @category Models
  */
 export type InputLine =
-  | { readonly _tag: "Prompt"; readonly line: number; readonly prompt: string | Message.UserMessage }
+  | {
+    readonly _tag: "Prompt"
+    readonly line: number
+    readonly prompt: string | Message.UserMessage
+    /** The message's `priority` (`now`, `next`, `later`), as the Agent SDK's user messages carry it. */
+    readonly priority?: Admission.Priority | undefined
+  }
   | { readonly _tag: "Malformed"; readonly line: number; readonly error: string }
   | { readonly _tag: "Control"; readonly line: number; readonly requestId: string; readonly subtype: string }
   | { readonly _tag: "Ignored"; readonly line: number; readonly type: string }
@@ -193,12 +199,19 @@ export const parseLine = (text: string, line: number): InputLine | undefined => 
   if (!isRecord(value) || typeof value.type !== "string") return malformed("is not a message (an object with a \"type\")")
   switch (value.type) {
     case "user": {
+      const priority = value.priority
+      if (priority !== undefined && !Admission.PRIORITIES.includes(priority as Admission.Priority)) {
+        return malformed(`is a user message whose priority is ${JSON.stringify(priority)}, not "now", "next" or "later"`)
+      }
+      const admitted = priority === undefined ? {} : { priority: priority as Admission.Priority }
       const message = value.message
       if (!isRecord(message)) return malformed("is a user message without a \"message\" object")
       if (message.role !== "user") return malformed(`is a user message whose role is ${JSON.stringify(message.role)}, not "user"`)
       const content = message.content
       if (typeof content === "string") {
-        return content.trim() === "" ? malformed("is a user message with empty content") : { _tag: "Prompt", line, prompt: content }
+        return content.trim() === ""
+          ? malformed("is a user message with empty content")
+          : { _tag: "Prompt", line, prompt: content, ...admitted }
       }
       if (!Array.isArray(content) || content.length === 0) {
         return malformed("is a user message whose content is neither a string nor a non-empty array of content blocks")
@@ -210,7 +223,7 @@ export const parseLine = (text: string, line: number): InputLine | undefined => 
         const where = issue === undefined ? "" : ` (content${at}: ${issue.message})`
         return malformed(`is a user message with invalid content blocks${where.replace(/\s+/g, " ")}`)
       }
-      return { _tag: "Prompt", line, prompt: new Message.UserMessage({ content: decoded.right }) }
+      return { _tag: "Prompt", line, prompt: new Message.UserMessage({ content: decoded.right }), ...admitted }
     }
     case "control_request": {
       const request = value.request
@@ -256,14 +269,13 @@ export const lineErrorResult = (
   session_id: sessionId
 })
 
-/** The end of input, in the queue of lines. */
-const END = Symbol("end")
-
 /**
  * Runs a session over `stream-json` input (`--input-format stream-json`): each user message in
- * `lines` runs a turn as soon as it arrives (turns one after another, in order), and each turn's
- * messages are printed as `stream-json` lines, its `result` last. Returns the exit code at the end of
- * input: 1 when the last result was an error, else 0.
+ * `lines` is submitted to the session's runtime as it arrives (`SessionRuntime`: it runs now if no
+ * turn runs, else it waits its turn, by its `priority`: `now` stops the running turn), and every
+ * turn's messages are printed as `stream-json` lines in the order the turns run, each turn's
+ * `result` last. A malformed line is answered in its place in that order, with an error result.
+ * Returns the exit code at the end of input: 1 when the last result was an error, else 0.
  *
  * @category Running
  */
@@ -274,12 +286,24 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     const { session, warnings } = yield* Runtime.openSession(options)
     const ids = yield* Ids.Ids
     for (const warning of warnings) io.err(`keel: ${warning}\n`)
-    const queue = yield* Queue.unbounded<Extract<InputLine, { _tag: "Prompt" | "Malformed" }> | typeof END>()
+    // The runtime in a scope of its own: closed at the end of input once it is idle, which ends the
+    // printer's stream of turns after the last one.
+    const runtimeScope = yield* Scope.make()
+    const runtime = yield* SessionRuntime.make(session).pipe(Scope.extend(runtimeScope))
+    // Every turn printed whole, in the order the turns run; the last result decides the exit code.
+    let last: SdkMessage.Result | undefined
+    const printer = yield* Effect.fork(Stream.runForEach(
+      yield* runtime.turns.pipe(Scope.extend(runtimeScope)),
+      (turn) =>
+        runTurn(flags, io, Stream.catchAll(turn.events, () => Stream.empty), []).pipe(
+          Effect.map((result) => (last = result ?? last))
+        )
+    ))
     let count = 0
     const control = (item: Extract<InputLine, { _tag: "Control" }>) => {
       if (item.subtype === "interrupt") {
         return Effect.zipRight(
-          session.interrupt,
+          runtime.interrupt,
           Effect.sync(() => write({ type: "control_response", response: { subtype: "success", request_id: item.requestId } }))
         )
       }
@@ -289,6 +313,19 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
         write({ type: "control_response", response: { subtype: "error", request_id: item.requestId, error } })
       })
     }
+    // A malformed line's answer: its error result, with the session's totals when its turn comes.
+    const rejected = (item: Extract<InputLine, { _tag: "Malformed" }>) =>
+      runtime.submitReply(
+        item.error,
+        Effect.gen(function*() {
+          io.err(`keel: ${item.error}\n`)
+          return [lineErrorResult(item.error, yield* session.sessionId, last, ids.uuid)]
+        })
+      )
+    // A line that finds the queue full is dropped, and stderr says so; reading goes on.
+    const refusedWhenFull = (line: number, admit: Effect.Effect<unknown, SessionRuntime.QueueFull>) =>
+      Effect.catchTag(admit, "QueueFull", (full) =>
+        Effect.sync(() => io.err(`keel: stdin line ${line} was dropped: ${full.message}\n`)))
     const reader = yield* Stream.fromAsyncIterable(lines, (e) => e).pipe(
       Stream.runForEach((text) =>
         Effect.suspend(() => {
@@ -296,8 +333,9 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
           if (item === undefined) return Effect.void
           switch (item._tag) {
             case "Prompt":
+              return refusedWhenFull(item.line, runtime.submit(item.prompt, { priority: item.priority }))
             case "Malformed":
-              return Queue.offer(queue, item)
+              return refusedWhenFull(item.line, rejected(item))
             case "Control":
               return control(item)
             case "Ignored":
@@ -308,26 +346,16 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
         })
       ),
       Effect.catchAll((e) => Effect.sync(() => io.err(`keel: reading stdin failed: ${e instanceof Error ? e.message : String(e)}\n`))),
-      Effect.ensuring(Queue.offer(queue, END)),
       Effect.fork
     )
-    let stopping = false
     io.onInterruptReady?.(() => {
-      stopping = true
-      Effect.runFork(Effect.zipRight(session.interrupt, Fiber.interrupt(reader)))
+      // Stop reading, drop what waits, stop the running turn: its result is the last output.
+      Effect.runFork(Effect.all([Fiber.interrupt(reader), runtime.clear, runtime.interrupt], { discard: true }))
     })
-    let last: SdkMessage.Result | undefined
-    while (!stopping) {
-      const item = yield* Queue.take(queue)
-      if (item === END) break
-      if (item._tag === "Malformed") {
-        io.err(`keel: ${item.error}\n`)
-        last = lineErrorResult(item.error, yield* session.sessionId, last, ids.uuid)
-        write(last)
-        continue
-      }
-      last = (yield* runTurn(flags, io, session.submit(item.prompt), [])) ?? last
-    }
+    yield* Fiber.await(reader)
+    yield* runtime.idle
+    yield* Scope.close(runtimeScope, Exit.void)
+    yield* Fiber.await(printer)
     return last
   }).pipe(Effect.scoped, Effect.provide(Runtime.layer(options)))
 

@@ -18,6 +18,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
 import * as Schema from "effect/Schema"
+import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -57,7 +58,10 @@ export interface SubmitOptions {
 /** A submission, admitted. @category Models */
 export interface Submitted {
   readonly turnId: string
-  /** The turn's messages (the last is its `result`); it fails if the turn is cancelled before it runs. */
+  /**
+   * The turn's messages (the last is its `result`); it fails if the turn is cancelled before it
+   * runs. It has one reader: read a turn from `submit` or from `turns`, not from both.
+   */
   readonly events: Stream.Stream<SdkMessage, TurnCancelled>
 }
 
@@ -65,6 +69,22 @@ export interface Submitted {
 export interface Service {
   /** Admits `input`: it runs now if nothing runs, else it waits in the queue. */
   readonly submit: (input: string | UserMessage, options?: SubmitOptions) => Effect.Effect<Submitted, QueueFull>
+  /**
+   * Admits a reply that needs no model (e.g. the error answer to a malformed input line): it takes
+   * its place in the queue like a turn, so a caller that prints turns in the order they run prints
+   * it in order too. `reply` runs when its turn comes (so it can read the session's totals then).
+   */
+  readonly submitReply: (
+    preview: string,
+    reply: Effect.Effect<ReadonlyArray<SdkMessage>>,
+    options?: SubmitOptions
+  ) => Effect.Effect<Submitted, QueueFull>
+  /**
+   * The turns as they start, in the order they run, each with its stream: what a caller that prints
+   * every turn reads (one turn's messages are all out before the next turn starts). Only turns that
+   * start after the subscription are seen: subscribe before submitting.
+   */
+  readonly turns: Effect.Effect<Stream.Stream<Submitted>, never, Scope.Scope>
   /** What waits, the next to run first. */
   readonly queue: Effect.Effect<ReadonlyArray<Admission.Snapshot>>
   /** The running turn's id, if a turn runs. */
@@ -100,6 +120,9 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     // worker's start of the next turn never see each other half done.
     const state = yield* SubscriptionRef.make<Admission.Admission>(Admission.empty)
     const outputs = new Map<string, Output>()
+    // The replies that need no model, by turn id (a prompt's turn has none).
+    const replies = new Map<string, Effect.Effect<ReadonlyArray<SdkMessage>>>()
+    const started = yield* PubSub.unbounded<Submitted>()
     // The running turn's abort switch, made with its start under the lock: stopping a turn never
     // misses one that has been admitted but has not reached the session yet.
     const running: { controller: AbortController | undefined } = { controller: undefined }
@@ -110,10 +133,15 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       Effect.forEach(dropped, (q) => {
         const output = outputs.get(q.id)
         outputs.delete(q.id)
+        replies.delete(q.id)
         return output === undefined ? Effect.void : output.fail(new TurnCancelled({ turnId: q.id, reason }))
       }, { discard: true })
 
-    const submit = (input: string | UserMessage, options?: SubmitOptions) =>
+    const admit = (
+      input: string | UserMessage,
+      reply: Effect.Effect<ReadonlyArray<SdkMessage>> | undefined,
+      options: SubmitOptions | undefined
+    ) =>
       Effect.gen(function*() {
         const priority = options?.priority ?? Admission.DEFAULT_PRIORITY
         const queuedAt = yield* Clock.currentTimeMillis
@@ -125,7 +153,8 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
             ? Effect.fail(new QueueFull({ queued: admission.queue.length }))
             : Effect.sync(() => {
               outputs.set(turnId, output)
-              // `now`: the running turn stops, and this one is at the head when the worker looks
+              if (reply !== undefined) replies.set(turnId, reply)
+              // \`now\`: the running turn stops, and this one is at the head when the worker looks
               // again. Under the lock, so a turn that is starting is stopped as it starts.
               if (priority === "now") running.controller?.abort()
               return Admission.enqueue(admission, item)
@@ -147,8 +176,15 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       Effect.as(cancel(admission.queue, "cleared"), [Admission.snapshots(admission), Admission.clear(admission)] as const))
 
     // Runs one turn into its output; the output ends with the turn.
-    const runTurn = (item: Admission.Queued, output: Output, controller: AbortController) =>
-      session.submit(item.input, { signal: controller.signal }).pipe(
+    const runTurn = (
+      item: Admission.Queued,
+      output: Output,
+      controller: AbortController,
+      reply: Effect.Effect<ReadonlyArray<SdkMessage>> | undefined
+    ) =>
+      (reply === undefined
+        ? session.submit(item.input, { signal: controller.signal })
+        : Stream.flatMap(Stream.fromEffect(reply), Stream.fromIterable)).pipe(
         Stream.runForEach((message) => output.offer(message)),
         Effect.zipRight(output.end),
         // A turn that dies (a bug below the session) fails its own stream, not the runtime: the
@@ -176,20 +212,25 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
           if (item === undefined) return [undefined, after] as const
           running.controller = new AbortController()
           const output = outputs.get(item.id)!
+          const reply = replies.get(item.id)
           outputs.delete(item.id)
-          return [{ item, output, controller: running.controller }, after] as const
+          replies.delete(item.id)
+          return [{ item, output, reply, controller: running.controller }, after] as const
         })
         if (next === undefined) {
           yield* wake.take
           continue
         }
-        yield* runTurn(next.item, next.output, next.controller)
+        yield* PubSub.publish(started, { turnId: next.item.id, events: Mailbox.toStream(next.output) })
+        yield* runTurn(next.item, next.output, next.controller, next.reply)
       }
     })
     yield* Effect.forkScoped(worker)
     // Closing the runtime: what waits will not run.
     yield* Effect.addFinalizer(() =>
-      Effect.flatMap(SynchronizedRef.getAndUpdate(state, Admission.clear), (admission) => cancel(admission.queue, "closed"))
+      Effect.flatMap(SynchronizedRef.getAndUpdate(state, Admission.clear), (admission) => cancel(admission.queue, "closed")).pipe(
+        Effect.zipRight(PubSub.shutdown(started))
+      )
     )
 
     // The state's changes, from the current one, until one with nothing running or waiting.
@@ -199,7 +240,9 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     )
 
     return {
-      submit,
+      submit: (input, options) => admit(input, undefined, options),
+      submitReply: (preview, reply, options) => admit(preview, reply, options),
+      turns: Effect.map(PubSub.subscribe(started), (subscription) => Stream.fromQueue(subscription)),
       queue: Effect.map(SynchronizedRef.get(state), Admission.snapshots),
       running: Effect.map(SynchronizedRef.get(state), (admission) => admission.running),
       remove: drop,

@@ -205,3 +205,26 @@ describe("SessionRuntime, order and failures", () => {
       assert.deepStrictEqual(promptsOf(yield* model.requests), ["first", "next one"])
     }).pipe(Effect.provide(Testing.layer([holding[0]!, TestModel.text("for next")], { tools: [sleeper] }))))
 })
+
+describe("SessionRuntime, replies and the turns in run order", () => {
+  it.scoped("a reply that needs no model waits its place like a turn; `turns` gives every turn in the order it runs", () =>
+    Effect.gen(function*() {
+      const rt = yield* runtime
+      const turns = yield* rt.turns
+      const seen = yield* Effect.fork(Stream.runCollect(Stream.take(turns, 4).pipe(
+        Stream.mapEffect((turn) => Effect.map(Stream.runCollect(Stream.either(turn.events)), (events) => [turn.turnId, events.length] as const))
+      )))
+      const first = yield* rt.submit("first")
+      yield* settle
+      const later = yield* rt.submit("later one", { priority: "later" })
+      const reply = yield* rt.submitReply("a malformed line", Effect.succeed([]))
+      const urgent = yield* rt.submit("urgent", { priority: "now" })
+      yield* TestClock.adjust("10 seconds")
+      const ran = [...(yield* Fiber.join(seen))]
+      // \`next\` (the reply's default) goes before \`later\`; \`now\` stopped the first turn and went first.
+      assert.deepStrictEqual(ran.map(([id]) => id), [first.turnId, urgent.turnId, reply.turnId, later.turnId])
+      assert.strictEqual(ran[2]![1], 0, "the reply made no message of its own here")
+      const model = yield* TestModel.TestModel
+      assert.deepStrictEqual(promptsOf(yield* model.requests), ["first", "urgent", "later one"])
+    }).pipe(Effect.provide(Testing.layer([holding[0]!, TestModel.text("for urgent"), TestModel.text("for later")], { tools: [sleeper] }))))
+})
