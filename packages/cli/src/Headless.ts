@@ -293,7 +293,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     // Every turn printed whole, in the order the turns run; the last result decides the exit code.
     let last: SdkMessage.Result | undefined
     const printer = yield* Effect.fork(Stream.runForEach(
-      yield* runtime.turns.pipe(Scope.extend(runtimeScope)),
+      yield* runtime.turns,
       (turn) =>
         runTurn(flags, io, Stream.catchAll(turn.events, () => Stream.empty), []).pipe(
           Effect.map((result) => (last = result ?? last))

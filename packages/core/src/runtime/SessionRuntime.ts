@@ -17,6 +17,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
@@ -82,7 +83,8 @@ export interface Service {
   /**
    * The turns as they start, in the order they run, each with its stream: what a caller that prints
    * every turn reads (one turn's messages are all out before the next turn starts). Only turns that
-   * start after the subscription are seen: subscribe before submitting.
+   * start after the subscription are seen: subscribe before submitting. It ends when the runtime
+   * closes, after the turns already started (subscribe in a scope that outlives the runtime's).
    */
   readonly turns: Effect.Effect<Stream.Stream<Submitted>, never, Scope.Scope>
   /** What waits, the next to run first. */
@@ -122,7 +124,9 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     const outputs = new Map<string, Output>()
     // The replies that need no model, by turn id (a prompt's turn has none).
     const replies = new Map<string, Effect.Effect<ReadonlyArray<SdkMessage>>>()
-    const started = yield* PubSub.unbounded<Submitted>()
+    // The turns as they start; `None` when the runtime closes, so a reader ends after the last turn
+    // (shutting the hub down instead would drop the turns a slow reader has not taken yet).
+    const started = yield* PubSub.unbounded<Option.Option<Submitted>>()
     // The running turn's abort switch, made with its start under the lock: stopping a turn never
     // misses one that has been admitted but has not reached the session yet.
     const running: { controller: AbortController | undefined } = { controller: undefined }
@@ -221,7 +225,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
           yield* wake.take
           continue
         }
-        yield* PubSub.publish(started, { turnId: next.item.id, events: Mailbox.toStream(next.output) })
+        yield* PubSub.publish(started, Option.some({ turnId: next.item.id, events: Mailbox.toStream(next.output) }))
         yield* runTurn(next.item, next.output, next.controller, next.reply)
       }
     })
@@ -229,7 +233,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     // Closing the runtime: what waits will not run.
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(SynchronizedRef.getAndUpdate(state, Admission.clear), (admission) => cancel(admission.queue, "closed")).pipe(
-        Effect.zipRight(PubSub.shutdown(started))
+        Effect.zipRight(PubSub.publish(started, Option.none()))
       )
     )
 
@@ -242,7 +246,11 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     return {
       submit: (input, options) => admit(input, undefined, options),
       submitReply: (preview, reply, options) => admit(preview, reply, options),
-      turns: Effect.map(PubSub.subscribe(started), (subscription) => Stream.fromQueue(subscription)),
+      turns: Effect.map(PubSub.subscribe(started), (subscription) =>
+        Stream.fromQueue(subscription).pipe(
+          Stream.takeWhile(Option.isSome),
+          Stream.map((turn) => turn.value)
+        )),
       queue: Effect.map(SynchronizedRef.get(state), Admission.snapshots),
       running: Effect.map(SynchronizedRef.get(state), (admission) => admission.running),
       remove: drop,

@@ -228,3 +228,19 @@ describe("SessionRuntime, replies and the turns in run order", () => {
       assert.deepStrictEqual(promptsOf(yield* model.requests), ["first", "urgent", "later one"])
     }).pipe(Effect.provide(Testing.layer([holding[0]!, TestModel.text("for urgent"), TestModel.text("for later")], { tools: [sleeper] }))))
 })
+
+describe("SessionRuntime, a slow reader of turns", () => {
+  it.effect("a reader that starts after the runtime closed still gets every turn that ran, whole, then the end", () =>
+    Effect.gen(function*() {
+      const outer = yield* Scope.make()
+      const inner = yield* Scope.make()
+      const rt = yield* runtime.pipe(Scope.extend(inner))
+      const turns = yield* rt.turns.pipe(Scope.extend(outer))
+      for (const text of ["a", "b", "c"]) yield* rt.submit(text)
+      yield* rt.idle
+      yield* Scope.close(inner, Exit.void)
+      const read = yield* Stream.runCollect(Stream.mapEffect(turns, (turn) => Stream.runCollect(turn.events)))
+      assert.deepStrictEqual([...read].map((events) => (resultOf(events) as { result?: string }).result), ["for a", "for b", "for c"])
+      yield* Scope.close(outer, Exit.void)
+    }).pipe(Effect.provide(Testing.layer([TestModel.text("for a"), TestModel.text("for b"), TestModel.text("for c")]))))
+})
