@@ -158,7 +158,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
             : Effect.sync(() => {
               outputs.set(turnId, output)
               if (reply !== undefined) replies.set(turnId, reply)
-              // \`now\`: the running turn stops, and this one is at the head when the worker looks
+              // `now`: the running turn stops, and this one is at the head when the worker looks
               // again. Under the lock, so a turn that is starting is stopped as it starts.
               if (priority === "now") running.controller?.abort()
               return Admission.enqueue(admission, item)
