@@ -3,9 +3,10 @@
  *
  * - `run`: one turn for a prompt, printed as text, one JSON result (every message with `--verbose`),
  *   or `stream-json` lines. The exit code is 1 when the result is an error.
- * - `runStreamInput` (`--input-format stream-json`): one long-lived session that runs a turn for each
- *   user message read from stdin, a JSON line each, as the lines arrive, and prints each turn's
- *   `stream-json` lines ending with its `result`. At the end of input it exits, with 1 when the last
+ * - `runStreamInput` (`--input-format stream-json`): one long-lived session whose runtime admits a
+ *   turn for each user message read from stdin, a JSON line each, as the lines arrive (they wait
+ *   their turn by priority while one runs), and prints each turn's `stream-json` lines ending with
+ *   its `result`, in the order the turns run. At the end of input it exits, with 1 when the last
  *   result was an error (as Claude Code). A line that is not a user message loses nothing: it gets
  *   an error `result` of its own (so a client that waits for a result per line it sent never
  *   hangs) and a line on stderr, and the session goes on with the next line.
