@@ -1,13 +1,9 @@
 /**
- * The pure half of session persistence: what to append for a change of the conversation
- * ({@link diff}), how a file's lines are replayed into the conversation and the session's totals
- * ({@link parse}), and how a conversation cut by a crash is made valid again ({@link answerDangling}).
- * No I/O here: `SessionStore` reads and writes the bytes, `TranscriptRecorder` decides when.
- *
- * Rewrites are found by object identity. Messages are immutable and every stage returns its
- * unchanged messages as the same objects (see `Stage`), so a stage's output compared with what the
- * file already holds tells exactly which messages are new: an entry costs what changed, never the
- * whole history.
+ * The pure half of session persistence: how a file's lines are replayed into the conversation and
+ * the session's totals ({@link parse}), and how a conversation cut by a crash is made valid again
+ * ({@link answerDangling}); what to append for a change of the conversation is `TranscriptDiff`
+ * (re-exported here as {@link diff}). No I/O here: `SessionStore` reads and writes the bytes,
+ * `TranscriptRecorder` decides when.
  *
  * @since 0.1.0
  */
@@ -21,60 +17,7 @@ import * as TokenUsage from "./TokenUsage.js"
 import { CorruptTranscript, ForeignTranscript } from "./TranscriptError.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
 
-/** One op of a rewrite: a range of the previous conversation kept, or a message written inline. @category Models */
-export type RewriteOp = { readonly keep: readonly [number, number] } | { readonly message: Message }
-
-/** How the conversation changed since the file last described it. @category Models */
-export type Change =
-  | { readonly _tag: "Unchanged" }
-  | { readonly _tag: "Append"; readonly messages: ReadonlyArray<Message> }
-  | { readonly _tag: "Rewrite"; readonly from: number; readonly length: number; readonly ops: ReadonlyArray<RewriteOp> }
-
-/**
- * The change from `persisted` (the conversation the file describes) to `current`. When `current`
- * starts with `persisted` (same objects) the new messages are appended; otherwise `current` is
- * described as ranges of `persisted` kept in order and new messages inline. Linear in the lengths,
- * by pointer comparisons.
- *
- * @category Diffing
- */
-export const diff = (persisted: ReadonlyArray<Message>, current: ReadonlyArray<Message>): Change => {
-  if (current === persisted) return { _tag: "Unchanged" }
-  if (current.length >= persisted.length) {
-    let i = 0
-    while (i < persisted.length && current[i] === persisted[i]) i++
-    if (i === persisted.length) {
-      return current.length === persisted.length
-        ? { _tag: "Unchanged" }
-        : { _tag: "Append", messages: current.slice(persisted.length) }
-    }
-  }
-  const index = new Map<Message, number>()
-  for (let i = 0; i < persisted.length; i++) if (!index.has(persisted[i]!)) index.set(persisted[i]!, i)
-  const ops: Array<RewriteOp> = []
-  let from = -1
-  let to = -1
-  const flush = () => {
-    if (from >= 0) ops.push({ keep: [from, to] })
-    from = -1
-  }
-  for (const m of current) {
-    const j = index.get(m)
-    if (j !== undefined && from >= 0 && j === to) {
-      to++
-      continue
-    }
-    flush()
-    if (j !== undefined) {
-      from = j
-      to = j + 1
-    } else {
-      ops.push({ message: m })
-    }
-  }
-  flush()
-  return { _tag: "Rewrite", from: persisted.length, length: current.length, ops }
-}
+export { type Change, diff, type RewriteOp } from "./TranscriptDiff.js"
 
 /**
  * `messages` with every `tool_use` answered: a call whose result never made it to the transcript
