@@ -39,13 +39,19 @@ const resultOf = (messages: Iterable<SdkMessage.SdkMessage>) => [...messages].fi
 /** Lets the forked fibers run up to their next wait on virtual time. */
 const settle = Effect.repeatN(Effect.yieldNow(), 50)
 
+/** A runtime whose first turn ("first") runs, read in a fiber, and has reached its wait. */
+const withFirstRunning = Effect.gen(function*() {
+  const rt = yield* runtime
+  const first = yield* rt.submit("first")
+  const firstRead = yield* read(first)
+  yield* settle
+  return { rt, first, firstRead }
+})
+
 describe("SessionRuntime", () => {
   it.scoped("input queues while a turn runs; the queue is listed, promoted and pruned; the rest runs in order", () =>
     Effect.gen(function*() {
-      const rt = yield* runtime
-      const first = yield* rt.submit("first")
-      const firstRead = yield* read(first)
-      yield* settle
+      const { first, firstRead, rt } = yield* withFirstRunning
       assert.strictEqual(yield* rt.running, first.turnId)
       yield* TestClock.adjust("1 second")
       const second = yield* rt.submit("second", { priority: "later" })
@@ -80,10 +86,7 @@ describe("SessionRuntime", () => {
 
   it.scoped("`now` interrupts the running turn, whose transcript stays valid, and runs before what waited", () =>
     Effect.gen(function*() {
-      const rt = yield* runtime
-      const first = yield* rt.submit("first")
-      const firstRead = yield* read(first)
-      yield* settle
+      const { firstRead, rt } = yield* withFirstRunning
       const later = yield* read(yield* rt.submit("later one", { priority: "later" }))
       const urgent = yield* read(yield* rt.submit("urgent", { priority: "now" }))
       yield* settle
@@ -102,10 +105,7 @@ describe("SessionRuntime", () => {
 
   it.scoped("concurrent submissions each get their own turn, run once each, in the order the queue listed", () =>
     Effect.gen(function*() {
-      const rt = yield* runtime
-      const first = yield* rt.submit("first")
-      yield* read(first)
-      yield* settle
+      const { rt } = yield* withFirstRunning
       const submitted = yield* Effect.forEach(
         Array.from({ length: 20 }, (_, i) => `p${i}`),
         (text) => rt.submit(text, { priority: "later" }),
@@ -125,9 +125,7 @@ describe("SessionRuntime", () => {
 
   it.scoped("clear cancels everything that waits; a full queue refuses more, naming how many wait", () =>
     Effect.gen(function*() {
-      const rt = yield* runtime
-      yield* read(yield* rt.submit("first"))
-      yield* settle
+      const { rt } = yield* withFirstRunning
       const waiting = yield* Effect.forEach(Array.from({ length: 100 }, (_, i) => `q${i}`), (text) => rt.submit(text))
       const refused = yield* Effect.flip(rt.submit("one too many"))
       assert.deepStrictEqual(refused, new SessionRuntime.QueueFull({ queued: 100 }))
