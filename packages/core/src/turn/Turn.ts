@@ -43,7 +43,11 @@ export interface Options {
   readonly source?: QuerySource | undefined
   /** Further Messages API parameters. */
   readonly params?: Readonly<Record<string, unknown>> | undefined
-  /** When this effect completes, the turn stops: the model stream and running tools are interrupted. */
+  /**
+   * When this effect completes, the turn stops: the model stream and running tools are interrupted.
+   * Give a `Deferred` to have a stop that came before the turn started seen before anything runs
+   * (it is then also looked at before each pull; any other effect is only waited on).
+   */
   readonly interrupt?: Effect.Effect<void> | undefined
   /** Emit raw events as `StreamEvents` batches (default true). */
   readonly emitStreamEvents?: boolean | undefined
