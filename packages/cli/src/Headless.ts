@@ -314,13 +314,14 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
         write({ type: "control_response", response: { subtype: "error", request_id: item.requestId, error } })
       })
     }
-    // A malformed line's answer: its error result, with the session's totals when its turn comes.
+    // A malformed line's answer: its error result, with the totals of the result before it in run
+    // order (the runtime's, not the printer's, which may not have printed it yet).
     const rejected = (item: Extract<InputLine, { _tag: "Malformed" }>) =>
       runtime.submitReply(
         item.error,
         Effect.gen(function*() {
           io.err(`keel: ${item.error}\n`)
-          return [lineErrorResult(item.error, yield* session.sessionId, last, ids.uuid)]
+          return [lineErrorResult(item.error, yield* session.sessionId, yield* runtime.lastResult, ids.uuid)]
         })
       )
     // A line that finds the queue full is dropped, and stderr says so; reading goes on.

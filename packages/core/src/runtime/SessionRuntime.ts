@@ -20,13 +20,14 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as PubSub from "effect/PubSub"
+import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 import { Ids } from "../ids/Ids.js"
 import type { UserMessage } from "../message/Message.js"
-import type { SdkMessage } from "../session/SdkMessage.js"
+import type * as SdkMessage from "../session/SdkMessage.js"
 import type * as Session from "../session/Session.js"
 import * as Admission from "./Admission.js"
 
@@ -63,7 +64,7 @@ export interface Submitted {
    * The turn's messages (the last is its `result`); it fails if the turn is cancelled before it
    * runs. It has one reader: read a turn from `submit` or from `turns`, not from both.
    */
-  readonly events: Stream.Stream<SdkMessage, TurnCancelled>
+  readonly events: Stream.Stream<SdkMessage.SdkMessage, TurnCancelled>
 }
 
 /** @category Models */
@@ -77,7 +78,7 @@ export interface Service {
    */
   readonly submitReply: (
     preview: string,
-    reply: Effect.Effect<ReadonlyArray<SdkMessage>>,
+    reply: Effect.Effect<ReadonlyArray<SdkMessage.SdkMessage>>,
     options?: SubmitOptions
   ) => Effect.Effect<Submitted, QueueFull>
   /**
@@ -89,6 +90,11 @@ export interface Service {
   readonly turns: Effect.Effect<Stream.Stream<Submitted>, never, Scope.Scope>
   /** What waits, the next to run first. */
   readonly queue: Effect.Effect<ReadonlyArray<Admission.Snapshot>>
+  /**
+   * The last `result` a turn of this runtime made (as the worker saw it, whatever its readers have
+   * read so far): a reply admitted after a turn sees that turn's totals.
+   */
+  readonly lastResult: Effect.Effect<SdkMessage.Result | undefined>
   /** The running turn's id, if a turn runs. */
   readonly running: Effect.Effect<string | undefined>
   /** Drops a queued turn; false if it is not queued (it ran, runs, or never was). */
@@ -107,7 +113,7 @@ export interface Service {
 export class SessionRuntime extends Context.Tag("@keel/core/SessionRuntime")<SessionRuntime, Service>() {}
 
 /** A queued turn's output, open from its submission. */
-type Output = Mailbox.Mailbox<SdkMessage, TurnCancelled>
+type Output = Mailbox.Mailbox<SdkMessage.SdkMessage, TurnCancelled>
 
 /**
  * The runtime over `session`, its worker running in the scope: closing the scope stops the running
@@ -123,7 +129,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     const state = yield* SubscriptionRef.make<Admission.Admission>(Admission.empty)
     const outputs = new Map<string, Output>()
     // The replies that need no model, by turn id (a prompt's turn has none).
-    const replies = new Map<string, Effect.Effect<ReadonlyArray<SdkMessage>>>()
+    const replies = new Map<string, Effect.Effect<ReadonlyArray<SdkMessage.SdkMessage>>>()
     // The turns as they start; `None` when the runtime closes, so a reader ends after the last turn
     // (shutting the hub down instead would drop the turns a slow reader has not taken yet).
     const started = yield* PubSub.unbounded<Option.Option<Submitted>>()
@@ -132,6 +138,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     const running: { controller: AbortController | undefined } = { controller: undefined }
     // The worker waits on this when nothing can start; every change that may let one start wakes it.
     const wake = yield* Mailbox.make<void>({ capacity: 1, strategy: "dropping" })
+    const lastResult = yield* Ref.make<SdkMessage.Result | undefined>(undefined)
 
     const cancel = (dropped: ReadonlyArray<Admission.Queued>, reason: TurnCancelled["reason"]) =>
       Effect.forEach(dropped, (q) => {
@@ -143,14 +150,14 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
 
     const admit = (
       input: string | UserMessage,
-      reply: Effect.Effect<ReadonlyArray<SdkMessage>> | undefined,
+      reply: Effect.Effect<ReadonlyArray<SdkMessage.SdkMessage>> | undefined,
       options: SubmitOptions | undefined
     ) =>
       Effect.gen(function*() {
         const priority = options?.priority ?? Admission.DEFAULT_PRIORITY
         const queuedAt = yield* Clock.currentTimeMillis
         const turnId = ids.uuid()
-        const output = yield* Mailbox.make<SdkMessage, TurnCancelled>()
+        const output = yield* Mailbox.make<SdkMessage.SdkMessage, TurnCancelled>()
         const item: Admission.Queued = { id: turnId, priority, input, preview: Admission.preview(input), queuedAt }
         yield* SynchronizedRef.updateEffect(state, (admission) =>
           admission.queue.length >= Admission.MAX_QUEUED
@@ -184,12 +191,14 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       item: Admission.Queued,
       output: Output,
       controller: AbortController,
-      reply: Effect.Effect<ReadonlyArray<SdkMessage>> | undefined
+      reply: Effect.Effect<ReadonlyArray<SdkMessage.SdkMessage>> | undefined
     ) =>
       (reply === undefined
         ? session.submit(item.input, { signal: controller.signal })
         : Stream.flatMap(Stream.fromEffect(reply), Stream.fromIterable)).pipe(
-        Stream.runForEach((message) => output.offer(message)),
+        Stream.runForEach((message) =>
+          message.type === "result" ? Effect.zipRight(Ref.set(lastResult, message), output.offer(message)) : output.offer(message)
+        ),
         Effect.zipRight(output.end),
         // A turn that dies (a bug below the session) fails its own stream, not the runtime: the
         // worker goes on with the queue. Interruption (the runtime closing) still stops the worker.
@@ -253,6 +262,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
         )),
       queue: Effect.map(SynchronizedRef.get(state), Admission.snapshots),
       running: Effect.map(SynchronizedRef.get(state), (admission) => admission.running),
+      lastResult: Ref.get(lastResult),
       remove: drop,
       promote: (turnId) =>
         SynchronizedRef.modify(state, (admission) =>

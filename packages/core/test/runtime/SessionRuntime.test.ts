@@ -222,6 +222,8 @@ describe("SessionRuntime, replies and the turns in run order", () => {
       // \`next\` (the reply's default) goes before \`later\`; \`now\` stopped the first turn and went first.
       assert.deepStrictEqual(ran.map(([id]) => id), [first.turnId, urgent.turnId, reply.turnId, later.turnId])
       assert.strictEqual(ran[2]![1], 0, "the reply made no message of its own here")
+      // What a reply admitted now would see: the last turn's result, as the worker saw it.
+      assert.strictEqual(((yield* rt.lastResult) as { result?: string } | undefined)?.result, "for later")
       const model = yield* TestModel.TestModel
       assert.deepStrictEqual(promptsOf(yield* model.requests), ["first", "urgent", "later one"])
     }).pipe(Effect.provide(Testing.layer([holding[0]!, TestModel.text("for urgent"), TestModel.text("for later")], { tools: [sleeper] }))))
