@@ -12,7 +12,9 @@
  *
  * A `Session` assembles its prompt once, at its first turn, and keeps it for the session (git runs
  * once, the date is the day's): nothing in the prompt changes from one request to the next, so the
- * prompt cache holds.
+ * prompt cache holds. The prompt carries the facts it was built from (`ContextSnapshot`); each turn
+ * records it (`TurnEnvelope`), and a resumed session reuses the recorded prompt rather than
+ * assembling again (a commit since would change the git section and lose the cached prefix).
  *
  * @since 0.1.0
  */
@@ -26,6 +28,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { homeConfig } from "../context/ContextManagement.js"
 import { CHARS_PER_TOKEN } from "../context/TokenEstimate.js"
+import * as ContextSnapshot from "./ContextSnapshot.js"
 import * as Environment from "./Environment.js"
 import * as GitContext from "./GitContext.js"
 import * as ProjectInstructions from "./ProjectInstructions.js"
@@ -167,16 +170,24 @@ export const make = (
           onNone: () => Environment.render(env),
           onSome: (g) => `${Environment.render(env)}\n\n${GitContext.render(g)}`
         })
-        const { sections } = fitToBudgets({
+        const hasMemory = memory !== undefined && memory.trim().length > 0
+        const fitted = fitToBudgets({
           instructions: Option.getOrUndefined(ProjectInstructions.render(files)),
-          memory: memory === undefined || memory.trim().length === 0 ? undefined : `# Memory\n\n${memory.trim()}`,
+          memory: hasMemory ? `# Memory\n\n${memory.trim()}` : undefined,
           environment
         }, budgets)
         const dynamic = (["instructions", "memory", "environment"] as const).flatMap((name) => {
-          const text = sections[name]
+          const text = fitted.sections[name]
           return text === undefined ? [] : [SystemPrompt.section(name, text)]
         })
-        return SystemPrompt.make([SystemPrompt.section("base", options.base ?? BASE_INSTRUCTIONS)], dynamic)
+        const snapshot = ContextSnapshot.make({
+          files,
+          memory: hasMemory,
+          environment: env,
+          git: Option.getOrUndefined(git),
+          cut: fitted.cut
+        })
+        return SystemPrompt.make([SystemPrompt.section("base", options.base ?? BASE_INSTRUCTIONS)], dynamic, snapshot)
       }).pipe(Effect.provide(context))
     return ContextAssembly.of({ assemble })
   })

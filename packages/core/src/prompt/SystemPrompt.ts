@@ -12,6 +12,7 @@
 import type Anthropic from "@anthropic-ai/sdk"
 import * as Schema from "effect/Schema"
 import type { ModelRequest } from "../model/ModelRequest.js"
+import { ContextSnapshot } from "./ContextSnapshot.js"
 
 /**
  * One section of the prompt: what it holds (`base`, `custom`, `instructions`, `memory`,
@@ -29,12 +30,20 @@ export class SystemPrompt extends Schema.Class<SystemPrompt>("SystemPrompt")({
   /** The same in every session: sent first, before the cache breakpoint. */
   stable: Schema.Array(Section),
   /** This session's: sent after the stable part, and never changed within the session. */
-  dynamic: Schema.Array(Section)
+  dynamic: Schema.Array(Section),
+  /**
+   * The facts the dynamic part was built from (instruction files, environment, git), when an
+   * assembly made it; not sent, recorded with each turn (see `TurnEnvelope`).
+   */
+  context: Schema.optional(ContextSnapshot)
 }) {}
 
-/** A prompt of these parts. @category Constructors */
-export const make = (stable: ReadonlyArray<Section>, dynamic: ReadonlyArray<Section> = []): SystemPrompt =>
-  new SystemPrompt({ stable, dynamic })
+/** A prompt of these parts (and the facts its dynamic part was built from). @category Constructors */
+export const make = (
+  stable: ReadonlyArray<Section>,
+  dynamic: ReadonlyArray<Section> = [],
+  context?: ContextSnapshot | undefined
+): SystemPrompt => new SystemPrompt(context === undefined ? { stable, dynamic } : { stable, dynamic, context })
 
 /** A section. @category Constructors */
 export const section = (name: string, text: string): Section => new Section({ name, text })
@@ -50,7 +59,7 @@ export const custom = (system: string | ReadonlyArray<{ readonly text: string }>
 
 /** `prompt` with `text` added as its last section (`--append-system-prompt`), in the dynamic part. @category Combinators */
 export const append = (prompt: SystemPrompt, text: string): SystemPrompt =>
-  make(prompt.stable, [...prompt.dynamic, section("append", text)])
+  make(prompt.stable, [...prompt.dynamic, section("append", text)], prompt.context)
 
 /** What goes into a request: the `system` blocks, and how many of them are the stable part. @category Models */
 export interface Rendered {
