@@ -27,6 +27,11 @@ export interface Flags {
   readonly prompt: string | undefined
   readonly outputFormat: OutputFormat
   readonly inputFormat: InputFormat
+  /**
+   * Who answers permission asks in headless mode: `stdio`, the stream-json host, through
+   * `control_request` (`can_use_tool`) / `control_response` messages (Claude Code's flag).
+   */
+  readonly permissionPromptTool: "stdio" | undefined
   readonly model: string | undefined
   readonly maxTurns: number | undefined
   /** Stop once the session has cost this many USD (`--max-budget-usd`, checked after each model response). */
@@ -132,6 +137,10 @@ export const program = (version: string): Command =>
         "input format with --print: the prompt as text, or stream-json user messages on stdin (one turn a line; needs --output-format stream-json)"
       ).choices(["text", "stream-json"]).default("text")
     )
+    .option(
+      "--permission-prompt-tool <tool>",
+      "who answers permission asks with -p: stdio (the stream-json host, by control_request/control_response)"
+    )
     .option("--model <model>", "model for this session (default: $ANTHROPIC_MODEL, else claude-sonnet-4-6)")
     .option("--max-turns <n>", "most model calls in one turn (default 500)", positiveInt("--max-turns"))
     .option(
@@ -204,6 +213,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     print: boolean
     outputFormat: OutputFormat
     inputFormat: InputFormat
+    permissionPromptTool?: string
     model?: string
     maxTurns?: number
     maxBudgetUsd?: number
@@ -262,6 +272,17 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       return usage("with --input-format stream-json the prompts come on stdin as user messages, one JSON line each; drop the prompt argument.")
     }
   }
+  if (o.permissionPromptTool !== undefined) {
+    if (o.permissionPromptTool !== "stdio") {
+      return usage(
+        `--permission-prompt-tool ${o.permissionPromptTool} is not supported: only "stdio" (the stream-json host answers ` +
+          "permission asks); MCP permission-prompt tools are not."
+      )
+    }
+    if (o.inputFormat !== "stream-json") {
+      return usage("--permission-prompt-tool stdio needs --input-format stream-json (the answers come on stdin as control_response lines).")
+    }
+  }
   // --mcp-config takes every value after it: a prompt written after it reads as a config.
   const swallowed = cmd.args[0] === undefined
     ? o.mcpConfig?.at(-1)
@@ -281,6 +302,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       prompt: cmd.args[0],
       outputFormat: o.outputFormat,
       inputFormat: o.inputFormat,
+      permissionPromptTool: o.permissionPromptTool === "stdio" ? "stdio" : undefined,
       model: o.model,
       maxTurns: o.maxTurns,
       maxBudgetUsd: o.maxBudgetUsd,

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Admission, Ids, Message, SdkMessage, SessionRuntime } from "@keel/core"
+import { Actions, Admission, Ids, Message, SdkMessage, SessionRuntime } from "@keel/core"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -23,6 +23,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
 import * as Runtime from "./Runtime.js"
 
@@ -156,6 +157,8 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
  * - `Malformed`: not JSON, not a message, or a user message that is not valid; `error` says which
  *   line and what is wrong, and what a line should look like.
  * - `Control`: a control request (`interrupt` is served; the others are answered with an error).
+ * - `Response`: a control response: the host's answer to a `control_request` Keel sent (a
+ *   permission ask, with `--permission-prompt-tool stdio`).
  * - `Ignored`: a message of another type (only user messages start turns).
  *
  * @category Models
@@ -167,9 +170,12 @@ export type InputLine =
     readonly prompt: string | Message.UserMessage
     /** The message's `priority` (`now`, `next`, `later`), as the Agent SDK's user messages carry it. */
     readonly priority?: Admission.Priority | undefined
+    /** The message's `uuid`, when the host stamps one (an interrupt's receipt lists it while it waits). */
+    readonly uuid?: string | undefined
   }
   | { readonly _tag: "Malformed"; readonly line: number; readonly error: string }
   | { readonly _tag: "Control"; readonly line: number; readonly requestId: string; readonly subtype: string }
+  | { readonly _tag: "Response"; readonly line: number; readonly response: ControlMessages.Response }
   | { readonly _tag: "Ignored"; readonly line: number; readonly type: string }
 
 const EXAMPLE = `{"type":"user","message":{"role":"user","content":"..."}}`
@@ -204,7 +210,10 @@ export const parseLine = (text: string, line: number): InputLine | undefined => 
       if (priority !== undefined && !Admission.PRIORITIES.includes(priority as Admission.Priority)) {
         return malformed(`is a user message whose priority is ${JSON.stringify(priority)}, not "now", "next" or "later"`)
       }
-      const admitted = priority === undefined ? {} : { priority: priority as Admission.Priority }
+      const admitted = {
+        ...(priority === undefined ? {} : { priority: priority as Admission.Priority }),
+        ...(typeof value.uuid === "string" ? { uuid: value.uuid } : {})
+      }
       const message = value.message
       if (!isRecord(message)) return malformed("is a user message without a \"message\" object")
       if (message.role !== "user") return malformed(`is a user message whose role is ${JSON.stringify(message.role)}, not "user"`)
@@ -233,6 +242,12 @@ export const parseLine = (text: string, line: number): InputLine | undefined => 
         return malformed("is a control request without a \"request_id\" and a \"request\" with a \"subtype\"")
       }
       return { _tag: "Control", line, requestId: value.request_id, subtype }
+    }
+    case "control_response": {
+      const response = ControlMessages.readResponse(value)
+      return response === undefined
+        ? malformed("is a control response without a \"response\" with a \"subtype\" (success or error) and a \"request_id\"")
+        : { _tag: "Response", line, response }
     }
     case "keep_alive":
       return undefined
@@ -281,11 +296,13 @@ export const lineErrorResult = (
  * @category Running
  */
 export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>, io: Io): Promise<number> => {
-  const options: Runtime.Options = { ...flags, cwd: process.cwd() }
+  const asking = flags.permissionPromptTool === "stdio"
+  const options: Runtime.Options = { ...flags, cwd: process.cwd(), askThroughActions: asking }
   const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
   const program = Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
     const ids = yield* Ids.Ids
+    const actions = yield* Actions.Actions
     for (const warning of warnings) io.err(`keel: ${warning}\n`)
     // The runtime in a scope of its own: closed at the end of input once it is idle, which ends the
     // printer's stream of turns after the last one.
@@ -300,13 +317,29 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
           Effect.map((result) => (last = result ?? last))
         )
     ))
+    // With `--permission-prompt-tool stdio`, what waits for an answer goes out as control requests
+    // (those pending from before a restart first), and the host's control responses answer it.
+    if (asking) {
+      yield* Effect.forkScoped(Stream.runForEach(
+        yield* actions.subscribe,
+        (event) => Effect.sync(() => event.event !== "resolved" && write(ControlMessages.lineFor(event)))
+      ))
+    }
+    // What the transcript left (a turn cut while it waited, queued input) runs before new input.
+    yield* runtime.resume
+    // The hosts' uuids of the user messages that wait, by turn id (an interrupt's receipt lists them).
+    const uuids = new Map<string, string>()
     let count = 0
     const control = (item: Extract<InputLine, { _tag: "Control" }>) => {
       if (item.subtype === "interrupt") {
-        return Effect.zipRight(
-          runtime.interrupt,
-          Effect.sync(() => write({ type: "control_response", response: { subtype: "success", request_id: item.requestId } }))
-        )
+        return Effect.gen(function*() {
+          const stillQueued = (yield* runtime.queue).flatMap((q) => uuids.get(q.id) ?? [])
+          yield* runtime.interrupt
+          write({
+            type: "control_response",
+            response: { subtype: "success", request_id: item.requestId, response: { still_queued: stillQueued } }
+          })
+        })
       }
       return Effect.sync(() => {
         const error = `Keel does not support the control request "${item.subtype}" (only "interrupt")`
@@ -324,6 +357,18 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
           return [lineErrorResult(item.error, yield* session.sessionId, yield* runtime.lastResult, ids.uuid)]
         })
       )
+    // A host's answer to a control request: the pending action's answer (an error refuses it).
+    const answer = (item: Extract<InputLine, { _tag: "Response" }>) =>
+      Effect.gen(function*() {
+        const { response } = item
+        const action = (yield* actions.pending).find((a) => a.id === response.requestId)
+        const given = response._tag === "Answer" || action === undefined
+          ? (response._tag === "Answer" ? response.answer : undefined)
+          : ControlMessages.refusal(action.request, response.error)
+        yield* actions.respond(response.requestId, given)
+      }).pipe(Effect.catchAll((error) =>
+        Effect.sync(() => io.err(`keel: stdin line ${item.line}: the control response was not used: ${error.message}\n`))
+      ))
     // A line that finds the queue full is dropped, and stderr says so; reading goes on.
     const refusedWhenFull = (line: number, admit: Effect.Effect<unknown, SessionRuntime.QueueFull>) =>
       Effect.catchTag(admit, "QueueFull", (full) =>
@@ -335,7 +380,14 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
           if (item === undefined) return Effect.void
           switch (item._tag) {
             case "Prompt":
-              return refusedWhenFull(item.line, runtime.submit(item.prompt, { priority: item.priority }))
+              return refusedWhenFull(
+                item.line,
+                Effect.map(runtime.submit(item.prompt, { priority: item.priority }), (submitted) => {
+                  if (item.uuid !== undefined) uuids.set(submitted.turnId, item.uuid)
+                })
+              )
+            case "Response":
+              return answer(item)
             case "Malformed":
               return refusedWhenFull(item.line, rejected(item))
             case "Control":
@@ -355,7 +407,17 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       Effect.runFork(Effect.all([Fiber.interrupt(reader), runtime.clear, runtime.interrupt], { discard: true }))
     })
     yield* Fiber.await(reader)
-    yield* runtime.idle
+    // At the end of input nothing can answer an action any more: stop once one waits (it stays
+    // pending in the transcript, for `--resume` to take up), else when all input has run.
+    const answerless = Effect.scoped(Effect.flatMap(actions.subscribe, (events) =>
+      Stream.runHead(Stream.filter(events, (e) => e.event === "opened"))))
+    const stuck = yield* Effect.raceFirst(Effect.as(runtime.idle, false), Effect.as(answerless, true))
+    if (stuck) {
+      io.err(
+        `keel: input ended while ${(yield* actions.pending).length} action(s) waited for an answer; they stay pending in ` +
+          `the session: resume it (--resume ${yield* session.sessionId}) to answer them\n`
+      )
+    }
     yield* Scope.close(runtimeScope, Exit.void)
     yield* Fiber.await(printer)
     return last

@@ -9,6 +9,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
+  Actions,
   AnthropicModel,
   BuiltinCommands,
   type Commands,
@@ -16,6 +17,7 @@ import {
   type Compactor,
   ContextAssembly,
   ContextManagement,
+  Fallback,
   Ids,
   type ModelClient,
   Permissions,
@@ -69,6 +71,12 @@ export interface Options extends
   readonly cwd: string
   /** Asked for every tool call that would ask (the REPL's prompt, `query()`'s `canUseTool`); without it those calls are denied. */
   readonly canUseTool?: Permissions.CanUseTool | undefined
+  /**
+   * Tool calls that would ask become pending actions (`Actions`), answered with `respond` by
+   * whoever fronts the runtime (a stream-json host's `control_response`, an RPC client); without it
+   * (and without `canUseTool`) those calls are denied.
+   */
+  readonly askThroughActions?: boolean | undefined
   /** The environment of MCP configs' `${VAR}` expansion, of the MCP servers Keel starts and of Bash commands (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
@@ -106,6 +114,7 @@ export type Services =
   | SessionStore.SessionStore
   | Commands.Commands
   | Ids.Ids
+  | Actions.Actions
 
 /** Errors of building the layers. @category Errors */
 export type LayerError =
@@ -150,9 +159,13 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     Permissions.Permissions,
     Effect.gen(function*() {
       const home = yield* ContextManagement.homeConfig
-      return Permissions.make(yield* Settings.permissions(options, home, options.cwd), options.canUseTool)
+      const config = yield* Settings.permissions(options, home, options.cwd)
+      return options.canUseTool !== undefined || options.askThroughActions !== true
+        ? Permissions.make(config, options.canUseTool)
+        : Permissions.makeAsking(config, Permissions.actionsAsker(yield* Actions.Actions))
     })
   )
+  const actions = Actions.layerConfig.pipe(Layer.provide(Ids.layer))
   const mcp = McpServers.layerConfig({
     cwd: options.cwd,
     configs: options.mcpConfig,
@@ -175,6 +188,7 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
   ).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(permissions),
+    Layer.provideMerge(actions),
     Layer.provide(NodeContext.layer),
     Layer.provide(Telemetry.layerConfig),
     Layer.provideMerge(logging(options.debug === true))
@@ -245,6 +259,9 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       systemPrompt: options.systemPrompt,
       appendSystemPrompt: options.appendSystemPrompt,
       resume: resumed,
+      // Why this model, and the fallbacks in force, as each turn's envelope records them.
+      modelSource: options.model !== undefined ? "flag" : resumed?.model !== undefined ? "resumed" : "default",
+      fallbackModels: options.fallbackModels ?? (yield* Fallback.modelsConfig),
       forkSession: options.forkSession,
       sessionId: options.sessionId,
       persist: options.sessionPersistence

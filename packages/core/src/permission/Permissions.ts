@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { Actions } from "../runtime/Actions.js"
 import * as PermissionRule from "./PermissionRule.js"
 
 /** Permission modes (Claude Code's names). @category Models */
@@ -86,6 +87,14 @@ export type CallbackResult =
   | { readonly behavior: "allow"; readonly updatedInput?: Record<string, unknown> | undefined }
   | { readonly behavior: "deny"; readonly message: string; readonly interrupt?: boolean | undefined }
 
+/**
+ * Tools that exist to ask the user something (`AskUserQuestion`): they always ask, even in
+ * `bypassPermissions`, and the answer (the permission's `updatedInput`) carries the user's reply.
+ *
+ * @category Constants
+ */
+export const USER_INTERACTION_TOOLS: ReadonlySet<string> = new Set(["AskUserQuestion"])
+
 /** The embedder's `canUseTool`: asked for every call that would ask. @category Models */
 export type CanUseTool = (
   toolName: string,
@@ -119,6 +128,11 @@ export const decide = (
   const { cwd, input, toolName } = request
   const denied = config.deny.find((r) => PermissionRule.matches(r, toolName, input, cwd))
   if (denied !== undefined) return { _tag: "Deny", reason: `the rule ${PermissionRule.format(denied)} denies it` }
+  // A tool whose whole point is the user's answer asks in every mode (nobody else can answer it).
+  if (USER_INTERACTION_TOOLS.has(toolName)) {
+    const reason = `${toolName} needs the user's answer`
+    return config.mode === "dontAsk" ? { _tag: "Deny", reason } : { _tag: "Ask", reason }
+  }
   if (config.mode === "bypassPermissions") return { _tag: "Allow" }
   const asked = config.ask.find((r) => PermissionRule.matches(r, toolName, input, cwd))
   if (asked !== undefined) return { _tag: "Ask", reason: `the rule ${PermissionRule.format(asked)} asks first` }
@@ -143,12 +157,42 @@ export const decide = (
 }
 
 /**
- * The service for `config`. Calls that would ask go to `canUseTool` when given, and are denied
- * (with the reason and the rule to add) when not.
+ * Who answers the calls that would ask: given the request and why it asks, the decision. A
+ * `CanUseTool` callback is one (see {@link fromCallback}); `Actions` is another (see
+ * {@link layerAsking}).
+ *
+ * @category Models
+ */
+export type Asker = (request: Request, reason: string) => Effect.Effect<Decision>
+
+/** A decision from the Agent SDK's answer shape (allow with an optional new input, or deny). @category Deciding */
+export const decisionOf = (answer: CallbackResult): Decision =>
+  answer.behavior === "allow"
+    ? answer.updatedInput !== undefined ? { _tag: "Allow", updatedInput: answer.updatedInput } : { _tag: "Allow" }
+    : { _tag: "Deny", message: answer.message }
+
+/** The asker that calls the embedder's `canUseTool`; a callback that fails denies. @category Constructors */
+export const fromCallback = (canUseTool: CanUseTool): Asker => (request, reason) =>
+  Effect.tryPromise({
+    try: (signal) => canUseTool(request.toolName, request.input, { toolUseId: request.toolUseId, reason, signal }),
+    catch: (e) => e
+  }).pipe(
+    Effect.map(decisionOf),
+    Effect.catchAll((e) =>
+      Effect.succeed<Decision>({
+        _tag: "Deny",
+        message: `Permission to use ${request.toolName} was denied: the permission callback failed (${String(e)}).`
+      })
+    )
+  )
+
+/**
+ * The service for `config`. Calls that would ask go to `asker` when given, and are denied (with
+ * the reason and the rule to add) when not.
  *
  * @category Constructors
  */
-export const make = (config: Config, canUseTool?: CanUseTool): Service =>
+export const makeAsking = (config: Config, asker: Asker | undefined): Service =>
   Permissions.of({
     config,
     check: (request) => {
@@ -158,34 +202,36 @@ export const make = (config: Config, canUseTool?: CanUseTool): Service =>
           return Effect.succeed({ _tag: "Allow" })
         case "Deny":
           return Effect.succeed({ _tag: "Deny", message: `Permission to use ${request.toolName} was denied: ${decision.reason}.` })
-        case "Ask": {
-          if (canUseTool === undefined) {
-            return Effect.succeed({
-              _tag: "Deny",
-              message: `Permission to use ${request.toolName} was denied: ${decision.reason}, and nobody can be asked ` +
-                `in this mode. Allow it with --allowedTools "${request.toolName}" or a rule in .keel/settings.json.`
-            })
-          }
-          return Effect.tryPromise({
-            try: (signal) => canUseTool(request.toolName, request.input, { toolUseId: request.toolUseId, reason: decision.reason, signal }),
-            catch: (e) => e
-          }).pipe(
-            Effect.map((answer): Decision =>
-              answer.behavior === "allow"
-                ? answer.updatedInput !== undefined ? { _tag: "Allow", updatedInput: answer.updatedInput } : { _tag: "Allow" }
-                : { _tag: "Deny", message: answer.message }
-            ),
-            Effect.catchAll((e) =>
-              Effect.succeed<Decision>({
-                _tag: "Deny",
-                message: `Permission to use ${request.toolName} was denied: the permission callback failed (${String(e)}).`
-              })
-            )
-          )
-        }
+        case "Ask":
+          return asker !== undefined ? asker(request, decision.reason) : Effect.succeed({
+            _tag: "Deny",
+            message: `Permission to use ${request.toolName} was denied: ${decision.reason}, and nobody can be asked ` +
+              `in this mode. Allow it with --allowedTools "${request.toolName}" or a rule in .keel/settings.json.`
+          })
       }
     }
   })
+
+/**
+ * The service for `config`, calls that would ask going to the embedder's `canUseTool` (denied
+ * without one).
+ *
+ * @category Constructors
+ */
+export const make = (config: Config, canUseTool?: CanUseTool): Service =>
+  makeAsking(config, canUseTool === undefined ? undefined : fromCallback(canUseTool))
+
+/**
+ * The asker over `Actions`: a call that would ask becomes a pending `permission` action, answered
+ * by whoever fronts the runtime (`Actions.respond`).
+ *
+ * @category Constructors
+ */
+export const actionsAsker = (actions: Actions["Type"]): Asker => (request, reason) =>
+  Effect.map(
+    actions.ask({ kind: "permission", toolName: request.toolName, input: request.input, toolUseId: request.toolUseId, reason }),
+    decisionOf
+  )
 
 /** A config from rule strings; unparseable rules are reported. @category Constructors */
 export const config = (options: {
@@ -217,6 +263,15 @@ export const config = (options: {
 /** The permissions layer. @category Layers */
 export const layer = (config: Config, canUseTool?: CanUseTool): Layer.Layer<Permissions> =>
   Layer.succeed(Permissions, make(config, canUseTool))
+
+/**
+ * The permissions layer whose asks are pending actions (`Actions`): the REPL, a stream-json host,
+ * `query()`'s `canUseTool` or an RPC client answers them with `respond`.
+ *
+ * @category Layers
+ */
+export const layerAsking = (config: Config): Layer.Layer<Permissions, never, Actions> =>
+  Layer.effect(Permissions, Effect.map(Actions, (actions) => makeAsking(config, actionsAsker(actions))))
 
 /**
  * Claude Code's default: mode `default`, no rules. Read-only tools run, edits and shell commands ask

@@ -9,7 +9,8 @@
  *
  * @since 0.1.0
  */
-import type { UserMessage } from "../message/Message.js"
+import * as Schema from "effect/Schema"
+import { UserMessage } from "../message/Message.js"
 
 /** How urgent a queued input is. @category Models */
 export type Priority = "now" | "next" | "later"
@@ -26,6 +27,23 @@ export const MAX_QUEUED = 100
 /** Characters of an input's text kept in its preview. @category Constants */
 export const PREVIEW_CHARS = 120
 
+/** A priority, as a schema. @category Models */
+export const PrioritySchema = Schema.Literal("now", "next", "later")
+
+/**
+ * A queued input as the transcript keeps it (a restarted process queues it again, same id).
+ *
+ * @category Models
+ */
+export const Saved = Schema.Struct({
+  id: Schema.String,
+  priority: PrioritySchema,
+  input: Schema.Union(Schema.String, UserMessage),
+  queuedAt: Schema.Number
+})
+/** @category Models */
+export type Saved = typeof Saved.Type
+
 /** An input waiting for its turn. @category Models */
 export interface Queued {
   /** The turn id it will run as. */
@@ -36,7 +54,15 @@ export interface Queued {
   readonly preview: string
   /** When it was submitted (epoch ms, from `Clock`). */
   readonly queuedAt: number
+  /**
+   * What runs: the user's input (the default; the only kind saved with the session), a reply that
+   * needs no model, a turn resumed after a restart, or a goal's continuation.
+   */
+  readonly kind?: Kind | undefined
 }
+
+/** What a queued entry runs. @category Models */
+export type Kind = "input" | "reply" | "resume" | "goal"
 
 /** What a listing shows of a queued input (no message objects). @category Models */
 export interface Snapshot {
@@ -46,6 +72,7 @@ export interface Snapshot {
   readonly queuedAt: number
   /** Its place in the queue, from 0 (the next to run). */
   readonly position: number
+  readonly kind: Kind
 }
 
 /** The admission state: the running turn, if any, and what waits. @category Models */
@@ -121,5 +148,12 @@ export const snapshots = (admission: Admission): ReadonlyArray<Snapshot> =>
     priority: q.priority,
     preview: q.preview,
     queuedAt: q.queuedAt,
-    position
+    position,
+    kind: q.kind ?? "input"
   }))
+
+/** The inputs of the queue as the session saves them (replies, resumes and goal turns are not saved). @category Accessors */
+export const saved = (admission: Admission): ReadonlyArray<Saved> =>
+  admission.queue.flatMap((q) =>
+    (q.kind ?? "input") === "input" ? [{ id: q.id, priority: q.priority, input: q.input, queuedAt: q.queuedAt }] : []
+  )

@@ -10,6 +10,15 @@
  * that is removed or cleared never runs, and its stream fails with `TurnCancelled`; a turn that dies
  * (a bug below the session) fails its own stream and the queue goes on.
  *
+ * The runtime also keeps the session's facts that outlive a turn, in the transcript: the queued
+ * inputs (saved on every change), the pending actions' events (`Actions`: what asks wait for) and
+ * the goal. `resume` takes them up after a restart, the same way for `keel --resume` and any
+ * other start: a turn cut while it waited for an answer runs on from its tool calls (the restored
+ * action still waits for `respond`), then the saved inputs run. With an active goal, the idle
+ * runtime admits the goal's continuation turns through the same queue (see `Goal.blocker` for
+ * when it must not). Nothing starts before the first `submit` or `resume`, so a caller subscribes
+ * to `turns` first and misses nothing.
+ *
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
@@ -29,7 +38,11 @@ import { Ids } from "../ids/Ids.js"
 import type { UserMessage } from "../message/Message.js"
 import type * as SdkMessage from "../session/SdkMessage.js"
 import type * as Session from "../session/Session.js"
+import * as Action from "./Action.js"
+import { Actions, currentTurn } from "./Actions.js"
 import * as Admission from "./Admission.js"
+import * as Goal from "./Goal.js"
+import * as PendingTools from "./PendingTools.js"
 
 /** A queued turn that will not run: it was removed, or the queue was cleared. @category Errors */
 export class TurnCancelled extends Schema.TaggedError<TurnCancelled>("@keel/SessionRuntime/TurnCancelled")(
@@ -107,6 +120,38 @@ export interface Service {
   readonly interrupt: Effect.Effect<void>
   /** Resolves when nothing runs and nothing waits. */
   readonly idle: Effect.Effect<void>
+  /**
+   * Takes up what the session's transcript left: the pending actions (listed again), a turn cut
+   * while it waited for one (it runs on from its tool calls, first), then the inputs that were
+   * queued. Call it once, after subscribing to `turns`; it also lets an active goal continue.
+   */
+  readonly resume: Effect.Effect<Resumed>
+  /** The session's goal, if one is set. */
+  readonly goal: Effect.Effect<Goal.Goal | undefined>
+  /** Sets the session's goal (replacing any); while it is active, the idle runtime works on it. */
+  readonly setGoal: (objective: string, options?: GoalOptions) => Effect.Effect<Goal.Goal>
+  /** Ends the goal; false if there was none. */
+  readonly clearGoal: Effect.Effect<boolean>
+  /** Pauses (or resumes) the goal's continuations; false if there is no goal to pause or resume. */
+  readonly pauseGoal: (paused: boolean) => Effect.Effect<boolean>
+}
+
+/** What {@link Service.resume} took up. @category Models */
+export interface Resumed {
+  /** The actions still waiting for an answer. */
+  readonly pending: ReadonlyArray<Action.Pending>
+  /** The id of the turn that runs on from its tool calls, if one was cut while it waited. */
+  readonly resumedTurn: string | undefined
+  /** The ids of the inputs queued again. */
+  readonly queued: ReadonlyArray<string>
+}
+
+/** Limits of a goal. @category Models */
+export interface GoalOptions {
+  /** Continuation turns it may have (default `Goal.DEFAULT_MAX_CONTINUATIONS`). */
+  readonly maxContinuations?: number | undefined
+  /** The session's spending at which its continuations stop (USD). */
+  readonly maxBudgetUsd?: number | undefined
 }
 
 /** The runtime of a session. @category Tags */
@@ -121,9 +166,10 @@ type Output = Mailbox.Mailbox<SdkMessage.SdkMessage, TurnCancelled>
  *
  * @category Constructors
  */
-export const make = (session: Session.Service): Effect.Effect<Service, never, Ids | Scope.Scope> =>
+export const make = (session: Session.Service): Effect.Effect<Service, never, Ids | Actions | Scope.Scope> =>
   Effect.gen(function*() {
     const ids = yield* Ids
+    const actions = yield* Actions
     // One lock for the admission state and the outputs, so a submission, a removal and the
     // worker's start of the next turn never see each other half done.
     const state = yield* SubscriptionRef.make<Admission.Admission>(Admission.empty)
@@ -139,6 +185,33 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     // The worker waits on this when nothing can start; every change that may let one start wakes it.
     const wake = yield* Mailbox.make<void>({ capacity: 1, strategy: "dropping" })
     const lastResult = yield* Ref.make<SdkMessage.Result | undefined>(undefined)
+    // Nothing starts before the first submission or `resume` (a caller subscribes to `turns` first).
+    const ready = yield* Ref.make(false)
+    // The inputs the transcript left queued, until `resume` queues them again (saved meanwhile).
+    const unresumed = yield* Ref.make<ReadonlyArray<Admission.Saved>>(
+      yield* Effect.flatMap(session.state, (s) => Ref.get(s.queued))
+    )
+    // The session's facts are written one change at a time, in order.
+    const saving = yield* Effect.makeSemaphore(1)
+
+    /** Saves the queued inputs with the session (what a restarted process queues again). */
+    const saveQueue = (admission: Admission.Admission) =>
+      saving.withPermits(1)(Effect.gen(function*() {
+        const facts = yield* session.state
+        yield* Ref.set(facts.queued, [...(yield* Ref.get(unresumed)), ...Admission.saved(admission)])
+        yield* session.save
+      }))
+
+    /** Changes the session's goal and saves it. */
+    const changeGoal = <A>(f: (goal: Goal.Goal | undefined) => readonly [A, Goal.Goal | undefined]) =>
+      saving.withPermits(1)(Effect.gen(function*() {
+        const facts = yield* session.state
+        const [answer, next] = f(yield* Ref.get(facts.goal))
+        yield* Ref.set(facts.goal, next)
+        yield* session.save
+        yield* wake.offer(undefined)
+        return answer
+      }))
 
     const cancel = (dropped: ReadonlyArray<Admission.Queued>, reason: TurnCancelled["reason"]) =>
       Effect.forEach(dropped, (q) => {
@@ -148,43 +221,54 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
         return output === undefined ? Effect.void : output.fail(new TurnCancelled({ turnId: q.id, reason }))
       }, { discard: true })
 
+    /** Queues `item` (the queue under its limit), its output open from now. */
+    const enqueue = (item: Admission.Queued, reply: Effect.Effect<ReadonlyArray<SdkMessage.SdkMessage>> | undefined) =>
+      Effect.gen(function*() {
+        const output = yield* Mailbox.make<SdkMessage.SdkMessage, TurnCancelled>()
+        const admission = yield* SynchronizedRef.updateAndGetEffect(state, (admission) =>
+          admission.queue.length >= Admission.MAX_QUEUED
+            ? Effect.fail(new QueueFull({ queued: admission.queue.length }))
+            : Effect.sync(() => {
+              outputs.set(item.id, output)
+              if (reply !== undefined) replies.set(item.id, reply)
+              // `now`: the running turn stops, and this one is at the head when the worker looks
+              // again. Under the lock, so a turn that is starting is stopped as it starts.
+              if (item.priority === "now") running.controller?.abort()
+              return Admission.enqueue(admission, item)
+            }))
+        if ((item.kind ?? "input") === "input") yield* saveQueue(admission)
+        yield* Ref.set(ready, true)
+        yield* wake.offer(undefined)
+        return { turnId: item.id, events: Mailbox.toStream(output) } satisfies Submitted
+      })
+
     const admit = (
       input: string | UserMessage,
       reply: Effect.Effect<ReadonlyArray<SdkMessage.SdkMessage>> | undefined,
       options: SubmitOptions | undefined
     ) =>
+      Effect.flatMap(Clock.currentTimeMillis, (queuedAt) =>
+        enqueue({
+          id: ids.uuid(),
+          priority: options?.priority ?? Admission.DEFAULT_PRIORITY,
+          input,
+          preview: Admission.preview(input),
+          queuedAt,
+          kind: reply === undefined ? "input" : "reply"
+        }, reply))
+
+    /** Changes the queue under the lock (dropping what it drops), then saves it. */
+    const changeQueue = <A>(
+      f: (admission: Admission.Admission) => readonly [A, Admission.Admission, ReadonlyArray<Admission.Queued>, TurnCancelled["reason"]]
+    ) =>
       Effect.gen(function*() {
-        const priority = options?.priority ?? Admission.DEFAULT_PRIORITY
-        const queuedAt = yield* Clock.currentTimeMillis
-        const turnId = ids.uuid()
-        const output = yield* Mailbox.make<SdkMessage.SdkMessage, TurnCancelled>()
-        const item: Admission.Queued = { id: turnId, priority, input, preview: Admission.preview(input), queuedAt }
-        yield* SynchronizedRef.updateEffect(state, (admission) =>
-          admission.queue.length >= Admission.MAX_QUEUED
-            ? Effect.fail(new QueueFull({ queued: admission.queue.length }))
-            : Effect.sync(() => {
-              outputs.set(turnId, output)
-              if (reply !== undefined) replies.set(turnId, reply)
-              // `now`: the running turn stops, and this one is at the head when the worker looks
-              // again. Under the lock, so a turn that is starting is stopped as it starts.
-              if (priority === "now") running.controller?.abort()
-              return Admission.enqueue(admission, item)
-            }))
-        yield* wake.offer(undefined)
-        return { turnId, events: Mailbox.toStream(output) } satisfies Submitted
+        const [answer, admission] = yield* SynchronizedRef.modifyEffect(state, (admission) => {
+          const [answer, next, dropped, reason] = f(admission)
+          return Effect.as(cancel(dropped, reason), [[answer, next] as const, next] as const)
+        })
+        yield* saveQueue(admission)
+        return answer
       })
-
-    const drop = (turnId: string) =>
-      SynchronizedRef.modifyEffect(state, (admission) =>
-        Admission.isQueued(admission, turnId)
-          ? Effect.as(
-            cancel(admission.queue.filter((q) => q.id === turnId), "removed"),
-            [true, Admission.remove(admission, turnId)] as const
-          )
-          : Effect.succeed([false, admission] as const))
-
-    const clearAll = SynchronizedRef.modifyEffect(state, (admission) =>
-      Effect.as(cancel(admission.queue, "cleared"), [Admission.snapshots(admission), Admission.clear(admission)] as const))
 
     // Runs one turn into its output; the output ends with the turn.
     const runTurn = (
@@ -192,14 +276,41 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       output: Output,
       controller: AbortController,
       reply: Effect.Effect<ReadonlyArray<SdkMessage.SdkMessage>> | undefined
-    ) =>
-      (reply === undefined
-        ? session.submit(item.input, { signal: controller.signal })
-        : Stream.flatMap(Stream.fromEffect(reply), Stream.fromIterable)).pipe(
-        Stream.runForEach((message) =>
-          message.type === "result" ? Effect.zipRight(Ref.set(lastResult, message), output.offer(message)) : output.offer(message)
-        ),
+    ) => {
+      const kind = item.kind ?? "input"
+      const messages: Stream.Stream<SdkMessage.SdkMessage> = reply !== undefined
+        ? Stream.flatMap(Stream.fromEffect(reply), Stream.fromIterable)
+        : kind === "resume"
+        ? session.resumeTools({ signal: controller.signal, turnId: item.id })
+        : session.submit(item.input, {
+          signal: controller.signal,
+          turnId: item.id,
+          ...(kind === "goal" ? { metadata: { goalContinuation: true } } : {})
+        })
+      let toolCalls = 0
+      return messages.pipe(
+        Stream.runForEach((message) => {
+          if (message.type === "assistant") {
+            const content = message.message.content
+            if (Array.isArray(content)) toolCalls += content.filter((b) => b.type === "tool_use").length
+          }
+          return message.type === "result"
+            ? Effect.zipRight(Ref.set(lastResult, message), output.offer(message))
+            : output.offer(message)
+        }),
         Effect.zipRight(output.end),
+        Effect.zipRight(
+          kind === "goal"
+            ? Effect.flatMap(Ref.get(lastResult), (result) =>
+              changeGoal((goal) => [
+                undefined,
+                goal === undefined ? goal : Goal.afterContinuation(goal, {
+                  toolCalls,
+                  answer: result?.subtype === "success" ? result.result ?? "" : ""
+                })
+              ]))
+            : Effect.void
+        ),
         // A turn that dies (a bug below the session) fails its own stream, not the runtime: the
         // worker goes on with the queue. Interruption (the runtime closing) still stops the worker.
         Effect.catchAllCause((cause) =>
@@ -211,16 +322,52 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
             )
         ),
         Effect.onInterrupt(() => output.end),
+        // The actions the turn opens know which turn they pause.
+        Effect.locally(currentTurn, item.id),
         Effect.ensuring(SynchronizedRef.update(state, (admission) => {
           running.controller = undefined
           return Admission.finish(admission)
         }))
       )
+    }
 
-    // The worker: start the head whenever nothing runs; otherwise wait to be woken.
+    /** With nothing to run: a goal continuation to queue, or why not (a blocker that ends it is applied). */
+    const considerGoal = Effect.gen(function*() {
+      const facts = yield* session.state
+      const goal = yield* Ref.get(facts.goal)
+      if (goal === undefined || goal.status !== "active") return false
+      const admission = yield* SynchronizedRef.get(state)
+      const result = yield* Ref.get(lastResult)
+      const blocked = Goal.blocker(goal, {
+        queued: admission.queue.length,
+        running: admission.running !== undefined,
+        pendingActions: (yield* actions.pending).length,
+        lastFailed: result?.is_error === true,
+        spentUsd: result?.total_cost_usd ?? 0
+      })
+      if (blocked?.kind === "stop") {
+        yield* changeGoal((g) => [undefined, g === goal ? { ...goal, status: "blocked", reason: blocked.reason } : g])
+        return false
+      }
+      if (blocked !== undefined) return false
+      const next = { ...goal, continuations: goal.continuations + 1 }
+      const prompt = Goal.continuationPrompt(goal)
+      yield* changeGoal((g) => [undefined, g === goal ? next : g])
+      yield* enqueue({
+        id: ids.uuid(),
+        priority: "later",
+        input: prompt,
+        preview: Admission.preview(prompt),
+        queuedAt: yield* Clock.currentTimeMillis,
+        kind: "goal"
+      }, undefined)
+      return true
+    })
+
+    // The worker: start the head whenever nothing runs; otherwise work on the goal, or wait to be woken.
     const worker = Effect.gen(function*() {
       for (;;) {
-        const next = yield* SynchronizedRef.modify(state, (admission) => {
+        const next = !(yield* Ref.get(ready)) ? undefined : yield* SynchronizedRef.modify(state, (admission) => {
           const [item, after] = Admission.start(admission)
           if (item === undefined) return [undefined, after] as const
           running.controller = new AbortController()
@@ -228,29 +375,82 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
           const reply = replies.get(item.id)
           outputs.delete(item.id)
           replies.delete(item.id)
-          return [{ item, output, reply, controller: running.controller }, after] as const
+          return [{ item, output, reply, controller: running.controller, admission: after }, after] as const
         })
         if (next === undefined) {
+          if ((yield* Ref.get(ready)) && (yield* considerGoal)) continue
           yield* wake.take
           continue
         }
+        if ((next.item.kind ?? "input") === "input") yield* saveQueue(next.admission)
         yield* PubSub.publish(started, Option.some({ turnId: next.item.id, events: Mailbox.toStream(next.output) }))
         yield* runTurn(next.item, next.output, next.controller, next.reply)
       }
     })
+
+    // The actions' events go to the transcript as they happen (an action restored from it is not
+    // written twice); a `deny` that asks to stop the turn stops it.
+    const recordActions = Effect.gen(function*() {
+      const events = yield* actions.subscribe
+      yield* Stream.runForEach(events, (event) =>
+        saving.withPermits(1)(Effect.gen(function*() {
+          const facts = yield* session.state
+          const log = yield* Ref.get(facts.actionLog)
+          if (event.event === "opened" && log.some((e) => e.event === "opened" && e.action.id === event.action.id)) return
+          yield* Ref.set(facts.actionLog, [...log, event])
+          yield* session.save
+          if (event.event === "resolved" && "behavior" in event.answer && event.answer.behavior === "deny" && event.answer.interrupt === true) {
+            running.controller?.abort()
+          }
+        })))
+    })
+
     yield* Effect.forkScoped(worker)
-    // Closing the runtime: what waits will not run.
+    // Closing the runtime: what waits will not run (but stays saved: a restarted process runs it).
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(SynchronizedRef.getAndUpdate(state, Admission.clear), (admission) => cancel(admission.queue, "closed")).pipe(
         Effect.zipRight(PubSub.publish(started, Option.none()))
       )
     )
+    // Forked last, so stopped first when the runtime closes: the actions a closing runtime cuts
+    // stay pending in the transcript, for a restarted process to ask again.
+    yield* Effect.forkScoped(recordActions)
 
     // The state's changes, from the current one, until one with nothing running or waiting.
     const idle = state.changes.pipe(
       Stream.takeUntil((admission) => admission.running === undefined && admission.queue.length === 0),
       Stream.runDrain
     )
+
+    const resume = Effect.gen(function*() {
+      const facts = yield* session.state
+      const pending = Action.pendingAfter(yield* Ref.get(facts.actionLog))
+      yield* actions.restore(pending)
+      // A turn cut while it waited runs on first, from its tool calls (the conversation as it was
+      // before any "interrupted" repair).
+      const cut = PendingTools.find(yield* Ref.get(facts.messages), pending)
+      const queuedAt = yield* Clock.currentTimeMillis
+      if (cut !== undefined) {
+        yield* Ref.set(facts.messages, cut.history)
+        const preview = `resumed: ${cut.uses.map((u) => u.name).join(", ")}`
+        yield* enqueue({ id: cut.turnId ?? ids.uuid(), priority: "now", input: preview, preview, queuedAt, kind: "resume" }, undefined).pipe(
+          Effect.catchTag("QueueFull", () => Effect.logWarning("the cut turn was not resumed: the queue is full"))
+        )
+      }
+      const saved = yield* Ref.getAndSet(unresumed, [])
+      for (const q of saved) {
+        yield* enqueue({ ...q, preview: Admission.preview(q.input), kind: "input" }, undefined).pipe(
+          Effect.catchTag("QueueFull", () => Effect.logWarning(`a queued input was dropped on resume: the queue is full`))
+        )
+      }
+      yield* Ref.set(ready, true)
+      yield* wake.offer(undefined)
+      return {
+        pending,
+        resumedTurn: cut === undefined ? undefined : cut.turnId,
+        queued: saved.map((q) => q.id)
+      } satisfies Resumed
+    })
 
     return {
       submit: (input, options) => admit(input, undefined, options),
@@ -263,19 +463,38 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       queue: Effect.map(SynchronizedRef.get(state), Admission.snapshots),
       running: Effect.map(SynchronizedRef.get(state), (admission) => admission.running),
       lastResult: Ref.get(lastResult),
-      remove: drop,
-      promote: (turnId) =>
-        SynchronizedRef.modify(state, (admission) =>
+      remove: (turnId) =>
+        changeQueue((admission) =>
           Admission.isQueued(admission, turnId)
-            ? [true, Admission.promote(admission, turnId)] as const
-            : [false, admission] as const),
-      clear: clearAll,
+            ? [true, Admission.remove(admission, turnId), admission.queue.filter((q) => q.id === turnId), "removed"]
+            : [false, admission, [], "removed"]
+        ),
+      promote: (turnId) =>
+        changeQueue((admission) =>
+          Admission.isQueued(admission, turnId)
+            ? [true, Admission.promote(admission, turnId), [], "removed"]
+            : [false, admission, [], "removed"]
+        ),
+      clear: changeQueue((admission) => [Admission.snapshots(admission), Admission.clear(admission), admission.queue, "cleared"]),
       // Under the lock, like `now`: a turn being started is stopped as it starts.
       interrupt: SynchronizedRef.updateEffect(state, (admission) =>
         Effect.sync(() => {
           running.controller?.abort()
           return admission
         })),
-      idle
+      idle,
+      resume,
+      goal: Effect.flatMap(session.state, (s) => Ref.get(s.goal)),
+      setGoal: (objective, options) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const goal = Goal.make(objective, now, options)
+          return changeGoal(() => [goal, goal])
+        }),
+      clearGoal: changeGoal((goal) => [goal !== undefined, undefined]),
+      pauseGoal: (paused) =>
+        changeGoal((goal) => {
+          if (goal === undefined || (goal.status !== "active" && goal.status !== "paused")) return [false, goal]
+          return [true, { ...goal, status: paused ? "paused" : "active" }]
+        })
     }
   })

@@ -22,10 +22,19 @@ export const transcriptOf = (
   return options.continue === true ? SessionStore.loadLatest(store, options.cwd) : Effect.succeed(undefined)
 }
 
-/** Puts a loaded transcript's totals into fresh state: usage, file read state, the last call's model. @category Loading */
+/**
+ * Puts a loaded transcript's totals into fresh state: usage, file read state, the last call's
+ * model, and the runtime's facts (the goal, the queued inputs, the actions' history), which the
+ * session's runtime takes up when it starts.
+ *
+ * @category Loading
+ */
 export const restore = (state: SessionState.Service, loaded: Transcript.Loaded): Effect.Effect<void> =>
   Effect.all([
     Ref.set(state.usage, loaded.usage),
     Ref.set(state.fileState, loaded.fileState),
-    Ref.set(state.model, loaded.lastModel)
+    Ref.set(state.model, loaded.lastModel),
+    Ref.set(state.goal, loaded.goal),
+    Ref.set(state.queued, loaded.queued),
+    Ref.set(state.actionLog, loaded.actions)
   ], { discard: true })

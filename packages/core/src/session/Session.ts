@@ -31,13 +31,12 @@ import type { UserMessage } from "../message/Message.js"
 import { ModelClient } from "../model/ModelClient.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
-import * as SessionPrompt from "../prompt/SessionPrompt.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
 import { ToolRuntime } from "../tool/ToolRuntime.js"
 import { Pipeline } from "../turn/Pipeline.js"
 import * as CommandRunner from "./CommandRunner.js"
-import { type Current, type Engine, recorderFor, type Requirements, type TurnServices } from "./Engine.js"
+import { type Current, type Engine, promptFor, recorderFor, type Requirements, type TurnServices } from "./Engine.js"
 import * as Pricing from "./Pricing.js"
 import * as Resume from "./Resume.js"
 import type * as SdkMessage from "./SdkMessage.js"
@@ -53,6 +52,7 @@ import * as SessionState from "./SessionState.js"
 import { SessionStore } from "./SessionStore.js"
 import * as Transcript from "./Transcript.js"
 import type { LoadError } from "./TranscriptError.js"
+import * as TurnEnvelope from "./TurnEnvelope.js"
 import * as TurnRunner from "./TurnRunner.js"
 
 export {
@@ -92,6 +92,18 @@ export interface Service {
   readonly interrupt: Effect.Effect<void>
   /** The session's system prompt: built at the first use (the first turn), then the same all session. */
   readonly systemPrompt: Effect.Effect<SystemPrompt.SystemPrompt>
+  /**
+   * Writes what changed in the current session's state to its transcript now, and flushes it (the
+   * runtime's facts: queue, goal, actions, which change between turns too). Answers warnings for
+   * people (empty when all went well).
+   */
+  readonly save: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Runs on the turn a restart cut while one of its tool calls waited for an answer: the last
+   * answer's tool calls run (their permission asks take up the restored pending actions), then the
+   * turn goes on. The runtime's `resume` decides when (see `PendingTools`).
+   */
+  readonly resumeTools: (options?: SubmitOptions) => Stream.Stream<SdkMessage.SdkMessage>
 }
 
 /** @category Context */
@@ -99,7 +111,7 @@ export class Session extends Context.Tag("@keel/core/Session")<Session, Service>
 
 /** The current session at the start: a new one, a resumed one (same id and file), or a fork. */
 const firstSession = (
-  engine: Omit<Engine, "current">,
+  engine: Omit<Engine, "current" | "prompt">,
   loaded: Transcript.Loaded | undefined
 ): Effect.Effect<Current> =>
   Effect.gen(function*() {
@@ -134,7 +146,17 @@ const firstSession = (
       plugins: [],
       uuid: engine.ids.uuid()
     }
-    return { id, state, recorder, init, opened: false, notices: loaded?.warnings ?? [] }
+    return {
+      id,
+      state,
+      recorder,
+      init,
+      opened: false,
+      notices: loaded?.warnings ?? [],
+      // A resumed session (or a fork) sends the prompt and context its transcript's last turn sent.
+      prompt: yield* promptFor(engine, loaded !== undefined ? TurnEnvelope.recordedOf(loaded) : undefined),
+      envelope: yield* Ref.make(loaded?.envelopes.at(-1))
+    }
   })
 
 /**
@@ -161,7 +183,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       yield* Effect.context<TurnServices>()
     ).pipe(Context.add(Tracer.ParentSpan, span)) as Context.Context<TurnServices>
     const model = yield* Ref.make(options.model)
-    const parts: Omit<Engine, "current"> = {
+    const parts: Omit<Engine, "current" | "prompt"> = {
       options,
       services,
       ids,
@@ -177,19 +199,27 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       startedAt: yield* Clock.currentTimeMillis,
       turnLock: yield* Effect.makeSemaphore(1),
       interrupt: yield* Ref.make(yield* Deferred.make<void>()),
-      prompt: yield* Effect.cached(SessionPrompt.resolve(options, yield* ContextAssembly)),
+      assembly: yield* ContextAssembly,
       mentionReader: Mentions.toolReader(options.mentionReader ?? registry.get("Read"), options.cwd, ids.uuid),
       warnedUnpriced: yield* Ref.make<ReadonlySet<string>>(new Set()),
       persist: options.persist !== false
     }
     const current = yield* Ref.make(yield* firstSession(parts, loaded))
     span.attribute("keel.session.id", (yield* Ref.get(current)).id)
-    const engine: Engine = { ...parts, current }
+    const engine: Engine = {
+      ...parts,
+      current,
+      prompt: Effect.flatMap(Ref.get(current), (c) => Effect.map(c.prompt, (p) => p.resolved))
+    }
 
     const submit = (prompt: string | UserMessage, submitOptions: SubmitOptions = {}) => {
       const command = typeof prompt === "string" ? SlashCommand.parse(prompt) : undefined
       return command === undefined
-        ? TurnRunner.run(engine, prompt, { signal: submitOptions.signal })
+        ? TurnRunner.run(engine, prompt, {
+          signal: submitOptions.signal,
+          turnId: submitOptions.turnId,
+          metadata: submitOptions.metadata
+        })
         : CommandRunner.run(engine, command, submitOptions)
     }
     return Session.of({
@@ -200,7 +230,10 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       model: Ref.get(model),
       setModel: (next) => Ref.set(model, next),
       interrupt: Effect.flatMap(Ref.get(engine.interrupt), (d) => Deferred.succeed(d, undefined)),
-      systemPrompt: Effect.map(engine.prompt, (r) => r.prompt)
+      systemPrompt: Effect.map(engine.prompt, (r) => r.prompt),
+      save: Effect.flatMap(Ref.get(current), (c) => c.recorder.checkpoint({ sync: true })),
+      resumeTools: (submitOptions = {}) =>
+        TurnRunner.run(engine, TurnRunner.RESUME_TOOLS, { signal: submitOptions.signal, turnId: submitOptions.turnId })
     })
   })
 }

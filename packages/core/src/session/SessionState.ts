@@ -4,6 +4,9 @@
  *
  * @since 0.1.0
  */
+import type * as Action from "../runtime/Action.js"
+import type * as Admission from "../runtime/Admission.js"
+import type * as Goal from "../runtime/Goal.js"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -57,6 +60,12 @@ export interface Service {
    * inherit it.
    */
   readonly model: Ref.Ref<string | undefined>
+  /** The session's persistent goal, if one is set (`/goal`; the model ends it with `update_goal`). */
+  readonly goal: Ref.Ref<Goal.Goal | undefined>
+  /** The inputs waiting for their turn, as the runtime last saved them (restored after a restart). */
+  readonly queued: Ref.Ref<ReadonlyArray<Admission.Saved>>
+  /** What happened to the session's pending actions, in order (folded: what is still pending). */
+  readonly actionLog: Ref.Ref<ReadonlyArray<Action.Event>>
 }
 
 /** @category Context */
@@ -75,6 +84,9 @@ export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): 
       fileState: yield* Ref.make<ReadonlyMap<string, number>>(new Map()),
       shellCwd: yield* Ref.make<string | undefined>(undefined),
       todos: yield* Ref.make<ReadonlyArray<Todo>>([]),
-      model: yield* Ref.make<string | undefined>(undefined)
+      model: yield* Ref.make<string | undefined>(undefined),
+      goal: yield* Ref.make<Goal.Goal | undefined>(undefined),
+      queued: yield* Ref.make<ReadonlyArray<Admission.Saved>>([]),
+      actionLog: yield* Ref.make<ReadonlyArray<Action.Event>>([])
     })
   })

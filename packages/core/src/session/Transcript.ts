@@ -7,6 +7,9 @@
  *
  * @since 0.1.0
  */
+import type * as Action from "../runtime/Action.js"
+import type * as Admission from "../runtime/Admission.js"
+import type * as Goal from "../runtime/Goal.js"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -16,6 +19,7 @@ import type { PerModel } from "./TokenUsage.js"
 import * as TokenUsage from "./TokenUsage.js"
 import { CorruptTranscript, ForeignTranscript } from "./TranscriptError.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
+import * as TurnEnvelope from "./TurnEnvelope.js"
 
 export { type Change, diff, type RewriteOp } from "./TranscriptDiff.js"
 
@@ -82,6 +86,16 @@ export interface Loaded {
   /** The first prompt's text, for listings. */
   readonly firstPrompt: string | undefined
   readonly tail: Tail
+  /** The session's goal as last saved (`undefined`: none, or cleared). */
+  readonly goal: Goal.Goal | undefined
+  /** The inputs that were waiting for their turn when the file was last written. */
+  readonly queued: ReadonlyArray<Admission.Saved>
+  /** What happened to the session's pending actions, in order (see `Action.pendingAfter`). */
+  readonly actions: ReadonlyArray<Action.Event>
+  /** The turn envelopes, in order (see `TurnEnvelope`); none in a transcript written before them. */
+  readonly envelopes: ReadonlyArray<TurnEnvelope.TurnEnvelope>
+  /** The system prompts the file stores, by sha256: what envelopes name. */
+  readonly prompts: ReadonlyMap<string, TurnEnvelope.SystemPromptRecord>
 }
 
 /** The text of a prompt (a user message without tool results), if it is one. @category Accessors */
@@ -234,6 +248,11 @@ interface Replay {
   entries: number
   origin: Loaded["origin"]
   firstPrompt: string | undefined
+  goal: Goal.Goal | undefined
+  queued: ReadonlyArray<Admission.Saved>
+  readonly actions: Array<Action.Event>
+  readonly envelopes: Array<TurnEnvelope.TurnEnvelope>
+  readonly prompts: Map<string, TurnEnvelope.SystemPromptRecord>
   readonly warnings: Array<string>
   validBytes: number
   truncated: boolean
@@ -270,6 +289,33 @@ const apply = (replay: Replay, entry: TranscriptEntry.Entry): Either.Either<void
     case "origin":
       replay.origin = { source: entry.source, from: entry.from }
       break
+    case "system_prompt": {
+      if (!replay.prompts.has(entry.hash)) {
+        replay.prompts.set(entry.hash, {
+          hash: entry.hash,
+          stable: entry.stable,
+          dynamic: entry.dynamic,
+          ...(entry.asString === true ? { asString: true } : {})
+        })
+      }
+      break
+    }
+    case "envelope": {
+      if (!replay.prompts.has(entry.systemPrompt)) {
+        return corrupt(`an envelope naming system prompt ${entry.systemPrompt}, which no entry before it stores`)
+      }
+      replay.envelopes.push(TurnEnvelope.fromEntry(entry))
+      break
+    }
+    case "queue":
+      replay.queued = entry.queue
+      break
+    case "action":
+      replay.actions.push(entry.action)
+      break
+    case "goal":
+      replay.goal = entry.goal ?? undefined
+      break
   }
   return Either.void
 }
@@ -299,6 +345,11 @@ export const parse = (
     entries: 0,
     origin: undefined,
     firstPrompt: undefined,
+    goal: undefined,
+    queued: [],
+    actions: [],
+    envelopes: [],
+    prompts: new Map(),
     warnings: [],
     validBytes: 0,
     truncated: false,
@@ -353,6 +404,11 @@ export const parse = (
     warnings: replay.warnings,
     origin: replay.origin,
     firstPrompt: replay.firstPrompt,
+    goal: replay.goal,
+    queued: replay.queued,
+    actions: replay.actions,
+    envelopes: replay.envelopes,
+    prompts: replay.prompts,
     tail: { validBytes: replay.validBytes, truncated: replay.truncated, missingNewline: replay.missingNewline }
   })
 }

@@ -19,12 +19,20 @@
  * - `usage`: the session's token totals per model (cumulative), whenever they changed.
  * - `file_state`: files read or written since the last such entry, with their mtime then.
  * - `origin`: this session began as a fork of, or a `/clear` after, session `from`.
+ * - `system_prompt`: a system prompt as sent, under the sha256 `hash` the envelopes name; written
+ *   once per file, before the first envelope that names it (`TurnEnvelope.SystemPromptRecord`).
+ * - `envelope`: what one model turn was built from (`TurnEnvelope`, format
+ *   `TurnEnvelope.FORMAT`): written after the turn's user message, before the model is called.
  *
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
 import { AssistantMessage, Message, UserMessage } from "../message/Message.js"
+import * as Action from "../runtime/Action.js"
+import * as Admission from "../runtime/Admission.js"
+import * as Goal from "../runtime/Goal.js"
 import { TokenUsage } from "./TokenUsage.js"
+import * as TurnEnvelope from "./TurnEnvelope.js"
 
 /** The transcript format this Keel writes and reads. @category Constants */
 export const VERSION = 1
@@ -107,8 +115,70 @@ export const OriginEntry = Schema.Struct({
   from: Schema.String
 })
 
+/**
+ * The inputs waiting for their turn, whole, each time the queue changes: a restarted process
+ * queues them again (same ids). An empty `queue` says nothing waits.
+ *
+ * @category Entries
+ */
+export const QueueEntry = Schema.Struct({
+  type: Schema.Literal("queue"),
+  ...envelope,
+  queue: Schema.Array(Admission.Saved)
+})
+
+/**
+ * What happened to a pending action (opened, answered, cancelled): a restarted process puts the
+ * actions still open back, and the read model lists them.
+ *
+ * @category Entries
+ */
+export const ActionEntry = Schema.Struct({
+  type: Schema.Literal("action"),
+  ...envelope,
+  action: Action.Event
+})
+
+/**
+ * The session's goal each time it changes (`null`: cleared).
+ *
+ * @category Entries
+ */
+export const GoalEntry = Schema.Struct({
+  type: Schema.Literal("goal"),
+  ...envelope,
+  goal: Schema.NullOr(Goal.Goal)
+})
+
+/** A system prompt as sent, stored once per file under its sha256 (see `TurnEnvelope`). @category Schemas */
+export const SystemPromptEntry = Schema.Struct({
+  type: Schema.Literal("system_prompt"),
+  ...envelope,
+  ...TurnEnvelope.SystemPromptRecord.fields
+})
+
+/** What one model turn was built from (see `TurnEnvelope`). @category Schemas */
+export const TurnEnvelopeEntry = Schema.Struct({
+  type: Schema.Literal("envelope"),
+  ...envelope,
+  ...TurnEnvelope.fields
+})
+
 /** Every entry, by `type`. @category Schemas */
-export const Entry = Schema.Union(UserEntry, AssistantEntry, RewriteEntry, ModelEntry, UsageEntry, FileStateEntry, OriginEntry)
+export const Entry = Schema.Union(
+  UserEntry,
+  AssistantEntry,
+  RewriteEntry,
+  ModelEntry,
+  UsageEntry,
+  FileStateEntry,
+  OriginEntry,
+  QueueEntry,
+  ActionEntry,
+  GoalEntry,
+  SystemPromptEntry,
+  TurnEnvelopeEntry
+)
 
 /** @category Models */
 export type Entry = typeof Entry.Type
@@ -121,7 +191,12 @@ export const schemas = {
   model: ModelEntry,
   usage: UsageEntry,
   file_state: FileStateEntry,
-  origin: OriginEntry
+  origin: OriginEntry,
+  queue: QueueEntry,
+  action: ActionEntry,
+  goal: GoalEntry,
+  system_prompt: SystemPromptEntry,
+  envelope: TurnEnvelopeEntry
 } as const
 
 /** The envelope fields, which the writer fills in. @category Models */

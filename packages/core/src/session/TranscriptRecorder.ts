@@ -7,7 +7,12 @@
  * - the conversation: new messages as `user`/`assistant` entries, or one `rewrite` entry when a
  *   stage replaced it (`Transcript.diff`), named after the stage reports noted since;
  * - `model` when the model of the calls changed, `usage` when the token totals changed,
- *   `file_state` with the files read or written since the last one.
+ *   `file_state` with the files read or written since the last one;
+ * - the runtime's facts: `action` for each new event of a pending action, `goal` when the goal
+ *   changed, `queue` when the queued inputs changed.
+ *
+ * - the turns' envelopes noted since ({@link Recorder.envelope}): a `system_prompt` entry the first
+ *   time the file meets a prompt, then the `envelope`, after the user message it names.
  *
  * Everything a checkpoint writes goes out in one append, and the recorder's idea of the file moves
  * on only once the append succeeded; a checkpoint with `sync` then flushes the file to disk. A
@@ -24,10 +29,13 @@ import type { Message } from "../message/Message.js"
 import type { StageReport } from "../turn/Stage.js"
 import type { Service as SessionStateService } from "./SessionState.js"
 import type { Service as Store } from "./SessionStore.js"
+import type * as Admission from "../runtime/Admission.js"
+import type * as Goal from "../runtime/Goal.js"
 import type { PerModel } from "./TokenUsage.js"
 import * as Transcript from "./Transcript.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
 import type { SessionExists, TranscriptIoError } from "./TranscriptError.js"
+import * as TurnEnvelope from "./TurnEnvelope.js"
 
 /** @category Models */
 export interface Recorder {
@@ -40,13 +48,24 @@ export interface Recorder {
    * Answers warnings for people (empty when all went well).
    */
   readonly checkpoint: (options?: { readonly sync?: boolean }) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Notes a turn's envelope, written by the next checkpoint after the entries it diffs (the user
+   * message first), with the uuid of `message`'s entry; its system prompt is written before it
+   * when the file does not hold that prompt yet (once per file).
+   */
+  readonly envelope: (
+    envelope: TurnEnvelope.TurnEnvelope,
+    prompt: TurnEnvelope.SystemPromptRecord,
+    message: Message
+  ) => void
 }
 
 /** A recorder that writes nothing (no store, or `persist: false`). @category Constructors */
 export const disabled: Recorder = {
   file: undefined,
   note: () => {},
-  checkpoint: () => Effect.succeed([])
+  checkpoint: () => Effect.succeed([]),
+  envelope: () => {}
 }
 
 /** Options of {@link make}. @category Models */
@@ -81,6 +100,10 @@ interface State {
   lastUsage: PerModel
   lastFiles: ReadonlyMap<string, number>
   lastModel: string | undefined
+  /** The runtime's facts the file holds: the goal and queue last written, the action events written. */
+  lastGoal: Goal.Goal | undefined
+  lastQueued: ReadonlyArray<Admission.Saved>
+  actionsWritten: number
   /** The file exists (it is created, exclusively, by the first append otherwise). */
   created: boolean
   /** A continued file's tail, until the first append has dealt with it. */
@@ -91,9 +114,22 @@ interface State {
   dirty: boolean
   /** A write failed: the recorder writes nothing more. */
   stopped: boolean
+  /** The system prompts the file holds, by hash. */
+  readonly prompts: Set<string>
+  /** The envelopes noted since the last append, with their prompts and user messages. */
+  readonly turns: Array<Turn>
+  /** The uuid of each message's entry (those written by this recorder). */
+  readonly uuids: WeakMap<Message, string>
   /** The stages reported since the last rewrite, and the last compaction among them. */
   stages: Array<string>
   compaction: StageReport["compaction"]
+}
+
+/** A turn's envelope, waiting for the next append. */
+interface Turn {
+  readonly envelope: TurnEnvelope.TurnEnvelope
+  readonly prompt: TurnEnvelope.SystemPromptRecord
+  readonly message: Message
 }
 
 /** What one checkpoint appends, and the state it appends it for. */
@@ -104,6 +140,9 @@ interface Batch {
   readonly files: ReadonlyMap<string, number>
   readonly model: string | undefined
   readonly rewrite: boolean
+  readonly goal: Goal.Goal | undefined
+  readonly queued: ReadonlyArray<Admission.Saved>
+  readonly actionsWritten: number
 }
 
 /** The `rewrite` entry for a changed conversation, named after the stages reported since the last one. */
@@ -171,7 +210,25 @@ const batch = (options: Options, recorder: State): Effect.Effect<Batch> =>
     const files = yield* Ref.get(state.fileState)
     const changed = changedFiles(files, recorder.lastFiles)
     if (changed !== undefined) out.push({ type: "file_state", files: changed })
-    return { out, messages, usage, files, model, rewrite: change._tag === "Rewrite" }
+    const actions = yield* Ref.get(state.actionLog)
+    for (const action of actions.slice(recorder.actionsWritten)) out.push({ type: "action", action })
+    const goal = yield* Ref.get(state.goal)
+    if (goal !== recorder.lastGoal) out.push({ type: "goal", goal: goal ?? null })
+    const queued = yield* Ref.get(state.queued)
+    if (queued !== recorder.lastQueued && (queued.length > 0 || recorder.lastQueued.length > 0)) {
+      out.push({ type: "queue", queue: queued })
+    }
+    return {
+      out,
+      messages,
+      usage,
+      files,
+      model,
+      rewrite: change._tag === "Rewrite",
+      goal,
+      queued,
+      actionsWritten: actions.length
+    }
   })
 
 /** `payloads` as entries: each with a new uuid, chained to the previous one from `parent` on. */
@@ -201,6 +258,35 @@ const stamp = (
 }
 
 /**
+ * The entries of the turns noted: each one's system prompt unless the file holds it (or an earlier
+ * turn of these writes it), then its envelope, naming the entry of its user message.
+ */
+const turnPayloads = (
+  recorder: State,
+  turns: ReadonlyArray<Turn>,
+  written: ReadonlyMap<Message, string>
+): ReadonlyArray<TranscriptEntry.Payload> => {
+  const prompts = new Set(recorder.prompts)
+  return turns.flatMap(({ envelope, message, prompt }): Array<TranscriptEntry.Payload> => {
+    const out: Array<TranscriptEntry.Payload> = []
+    if (!prompts.has(prompt.hash)) {
+      prompts.add(prompt.hash)
+      out.push({ type: "system_prompt", ...prompt })
+    }
+    const entry = written.get(message) ?? recorder.uuids.get(message)
+    out.push({ type: "envelope", ...(entry === undefined ? envelope : TurnEnvelope.withUserEntry(envelope, entry)) })
+    return out
+  })
+}
+
+/** The uuid of each message entry among `entries`. */
+const messageUuids = (entries: ReadonlyArray<TranscriptEntry.Entry>): Map<Message, string> => {
+  const out = new Map<Message, string>()
+  for (const entry of entries) if (entry.type === "user" || entry.type === "assistant") out.set(entry.message, entry.uuid)
+  return out
+}
+
+/**
  * Appends what changed, in one append (cutting a continued file's truncated tail first); the
  * recorder's idea of the file moves on only once the append succeeded.
  */
@@ -208,9 +294,14 @@ const write = (options: Options, recorder: State): Effect.Effect<void, Transcrip
   Effect.gen(function*() {
     const { continues, cwd, sessionId, store } = options
     const next = yield* batch(options, recorder)
-    if (next.out.length === 0) return
+    const turns = recorder.turns.slice()
+    if (next.out.length === 0 && turns.length === 0) return
     const timestamp = new Date(yield* Clock.currentTimeMillis).toISOString()
-    const { entries, lastUuid } = stamp(options, next.out, recorder.lastUuid, timestamp)
+    const changes = stamp(options, next.out, recorder.lastUuid, timestamp)
+    const written = messageUuids(changes.entries)
+    const turnEntries = stamp(options, turnPayloads(recorder, turns, written), changes.lastUuid, timestamp)
+    const entries = [...changes.entries, ...turnEntries.entries]
+    const lastUuid = turnEntries.lastUuid
     if (recorder.tail?.truncated === true && continues !== undefined) yield* store.cutTail(cwd, continues)
     yield* store.append(cwd, sessionId, entries, {
       create: !recorder.created,
@@ -225,6 +316,12 @@ const write = (options: Options, recorder: State): Effect.Effect<void, Transcrip
     recorder.lastUsage = next.usage
     recorder.lastFiles = next.files
     recorder.lastModel = next.model ?? recorder.lastModel
+    recorder.lastGoal = next.goal
+    recorder.lastQueued = next.queued
+    recorder.actionsWritten = next.actionsWritten
+    recorder.turns.splice(0, turns.length)
+    for (const turn of turns) recorder.prompts.add(turn.prompt.hash)
+    for (const [message, uuid] of written) recorder.uuids.set(message, uuid)
     if (next.rewrite) {
       recorder.stages = []
       recorder.compaction = undefined
@@ -271,11 +368,18 @@ export const make = (options: Options): Effect.Effect<Recorder> =>
       lastUsage: continues !== undefined ? yield* Ref.get(state.usage) : new Map(),
       lastFiles: continues !== undefined ? yield* Ref.get(state.fileState) : new Map(),
       lastModel: continues?.lastModel,
+      // A continued file holds the facts restored into `state`; a new one holds none yet.
+      lastGoal: continues !== undefined ? yield* Ref.get(state.goal) : undefined,
+      lastQueued: continues !== undefined ? yield* Ref.get(state.queued) : [],
+      actionsWritten: continues !== undefined ? (yield* Ref.get(state.actionLog)).length : 0,
       created: continues !== undefined,
       tail: continues?.tail,
       origin: options.origin,
       dirty: false,
       stopped: false,
+      prompts: new Set(continues?.prompts.keys() ?? []),
+      turns: [],
+      uuids: new WeakMap(),
       stages: [],
       compaction: undefined
     }
@@ -285,6 +389,9 @@ export const make = (options: Options): Effect.Effect<Recorder> =>
         recorder.stages.push(report.stage)
         if (report.compaction !== undefined) recorder.compaction = report.compaction
       },
-      checkpoint: (checkpointOptions = {}) => lock.withPermits(1)(checkpoint(options, recorder, checkpointOptions))
+      checkpoint: (checkpointOptions = {}) => lock.withPermits(1)(checkpoint(options, recorder, checkpointOptions)),
+      envelope: (envelope, prompt, message) => {
+        if (!recorder.stopped) recorder.turns.push({ envelope, prompt, message })
+      }
     } satisfies Recorder
   })

@@ -15,7 +15,8 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Mentions from "../input/Mentions.js"
-import { TextBlock, UserMessage } from "../message/Message.js"
+import { AssistantMessage, type Message, TextBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
+import * as Fallback from "../resilience/Fallback.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import * as TurnLoop from "../turn/TurnLoop.js"
 import * as Cost from "./Cost.js"
@@ -25,6 +26,7 @@ import * as SdkProjection from "./SdkProjection.js"
 import { INTERRUPTED_NOTE } from "./SessionOptions.js"
 import { SessionState } from "./SessionState.js"
 import * as TokenUsage from "./TokenUsage.js"
+import * as TurnEnvelope from "./TurnEnvelope.js"
 
 /** Completes `stop` when `signal` aborts (at once if it already has), for as long as the scope lasts. */
 const stopOnAbort = (signal: AbortSignal, stop: Deferred.Deferred<void>): Effect.Effect<void, never, Scope.Scope> => {
@@ -42,6 +44,12 @@ export interface TurnOptions {
   readonly signal?: AbortSignal | undefined
   /** The model of this turn only (a custom command's `model:`); default the session's. */
   readonly model?: string | undefined
+  /** The turn's id in its envelope; default a new id from `Ids`. */
+  readonly turnId?: string | undefined
+  /** The caller's metadata, recorded in the turn's envelope. */
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined
+  /** The slash command whose prompt this turn runs (a custom command), for the envelope. */
+  readonly command?: { readonly name: string; readonly args: string } | undefined
 }
 
 /** The budget check of the session's `maxBudgetUsd`, if it has one. */
@@ -55,14 +63,77 @@ const budgetOf = (engine: Engine, current: Current): Effect.Effect<string | unde
 }
 
 /** The user message for `prompt`: a string's `@path` mentions attached, a message as it is. */
-const userMessageOf = (engine: Engine, current: Current, prompt: string | UserMessage) =>
+const userMessageOf = (
+  engine: Engine,
+  current: Current,
+  prompt: string | UserMessage
+): Effect.Effect<Pick<Mentions.Expanded, "attached" | "message" | "skipped">> =>
   typeof prompt !== "string"
-    ? Effect.succeed({ message: prompt, skipped: [] as ReadonlyArray<Mentions.Skipped> })
+    ? Effect.succeed({ message: prompt, attached: [], skipped: [] })
     : Mentions.expand(prompt, {
       cwd: engine.options.cwd,
       read: engine.mentionReader,
       denied: Mentions.denyRules(engine.permissions.config, engine.options.cwd)
     }).pipe(Effect.provideService(SessionState, current.state), Effect.provide(engine.services))
+
+/** Why the turn runs on its model (see `TurnEnvelope.ModelReason`). */
+const modelReason = (engine: Engine, options: TurnOptions, sessionModel: string): TurnEnvelope.ModelReason =>
+  options.model !== undefined
+    ? "command"
+    : sessionModel !== engine.options.model
+    ? "switch"
+    : engine.options.modelSource ?? "default"
+
+/**
+ * The turn's envelope, once its user message is final: noted for the transcript (written by the
+ * next checkpoint, before the model is called) and kept as the session's last.
+ */
+const recordEnvelope = (
+  engine: Engine,
+  current: Current,
+  turn: {
+    readonly options: TurnOptions
+    readonly prepared: TurnEnvelope.Prepared
+    readonly model: string
+    readonly prompt: string | UserMessage
+    readonly user: Pick<Mentions.Expanded, "attached" | "message">
+  }
+): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const { options, prepared, user } = turn
+    const envelope = TurnEnvelope.make({
+      turnId: options.turnId ?? engine.ids.uuid(),
+      prepared,
+      routing: {
+        model: turn.model,
+        fallbacks: Fallback.chainFor(turn.model, engine.options.fallbackModels ?? []).slice(1),
+        reason: modelReason(engine, options, yield* Ref.get(engine.model))
+      },
+      toolPolicy: TurnEnvelope.toolPolicyOf(engine.registry.definitions, engine.permissions.config),
+      user: TurnEnvelope.userInputOf(user.message, {
+        typed: typeof turn.prompt === "string" ? turn.prompt : undefined,
+        attachments: user.attached,
+        command: options.command
+      }),
+      metadata: options.metadata
+    })
+    current.recorder.envelope(envelope, prepared.record, user.message)
+    yield* Ref.set(current.envelope, envelope)
+  })
+
+/**
+ * The prompt of a turn that runs on from the conversation's last answer (its tool calls were cut
+ * by a restart while one waited for an answer) instead of from a new user message.
+ *
+ * @category Running
+ */
+export const RESUME_TOOLS: unique symbol = Symbol.for("@keel/core/TurnRunner/RESUME_TOOLS")
+
+/** The tool calls of the conversation's last message, when it is an answer with some. */
+const lastToolUses = (messages: ReadonlyArray<Message>): ReadonlyArray<ToolUseBlock> | undefined => {
+  const last = messages.at(-1)
+  return last instanceof AssistantMessage && last.toolUses.length > 0 ? last.toolUses : undefined
+}
 
 /**
  * Runs one model turn for `prompt` in the session `engine` holds, and streams its SDK messages;
@@ -70,7 +141,11 @@ const userMessageOf = (engine: Engine, current: Current, prompt: string | UserMe
  *
  * @category Running
  */
-export const run = (engine: Engine, prompt: string | UserMessage, options: TurnOptions = {}): Stream.Stream<SdkMessage.SdkMessage> =>
+export const run = (
+  engine: Engine,
+  prompt: string | UserMessage | typeof RESUME_TOOLS,
+  options: TurnOptions = {}
+): Stream.Stream<SdkMessage.SdkMessage> =>
   Stream.unwrapScoped(Effect.gen(function*() {
     yield* Effect.acquireRelease(engine.turnLock.take(1), () => engine.turnLock.release(1))
     // One stop switch for the turn: the session's `interrupt` and the caller's abort signal both
@@ -84,12 +159,19 @@ export const run = (engine: Engine, prompt: string | UserMessage, options: TurnO
     const startedAt = yield* Clock.currentTimeMillis
     const apiBefore = yield* Ref.get(state.apiDurationMs)
     const model = options.model ?? (yield* Ref.get(engine.model))
-    const { message: userMessage, skipped } = yield* userMessageOf(engine, current, prompt)
-    yield* Ref.update(state.messages, (ms) => [...ms, userMessage])
-    for (const skip of skipped) {
-      prefix.push(SdkProjection.warning(`${skip.mention} was not attached (${skip.reason}); it was sent as text.`, stamp))
+    const prepared = yield* current.prompt
+    // A resumed turn has no new prompt: it runs on from its last answer's tool calls.
+    const pendingTools = prompt === RESUME_TOOLS ? lastToolUses(yield* Ref.get(state.messages)) : undefined
+    if (prompt !== RESUME_TOOLS) {
+      const user = yield* userMessageOf(engine, current, prompt)
+      const { message: userMessage, skipped } = user
+      yield* Ref.update(state.messages, (ms) => [...ms, userMessage])
+      for (const skip of skipped) {
+        prefix.push(SdkProjection.warning(`${skip.mention} was not attached (${skip.reason}); it was sent as text.`, stamp))
+      }
+      yield* recordEnvelope(engine, current, { options, prepared, model, prompt, user })
     }
-    // The prompt is final: it is in the transcript before the model sees it.
+    // The prompt is final: it is in the transcript, and the turn's envelope after it, before the model sees it.
     prefix.push(...warnings(engine, current, yield* recorder.checkpoint()))
     let turnUsage = TokenUsage.zero
 
@@ -149,7 +231,7 @@ export const run = (engine: Engine, prompt: string | UserMessage, options: TurnO
         return Chunk.unsafeFromArray(out)
       })
 
-    const { request: systemFields } = yield* engine.prompt
+    const systemFields = prepared.resolved.request
     // The services go to the effect that makes the turn's stream, not to the stream (see `TurnLoop.stream`).
     const events = yield* TurnLoop.stream({
       model,
@@ -162,7 +244,8 @@ export const run = (engine: Engine, prompt: string | UserMessage, options: TurnO
       cwd: engine.options.cwd,
       params: engine.options.params,
       interrupt: signal,
-      emitStreamEvents: engine.options.includePartialMessages === true
+      emitStreamEvents: engine.options.includePartialMessages === true,
+      pendingTools
     }).pipe(Effect.provideService(SessionState, state), Effect.provide(engine.services))
     const turn = events.pipe(
       Stream.mapChunksEffect(chunkToMessages),

@@ -42,6 +42,7 @@ import type * as Tool from "../tool/Tool.js"
 import * as ToolRegistry from "../tool/ToolRegistry.js"
 import * as ToolRuntime from "../tool/ToolRuntime.js"
 import * as Pipeline from "../turn/Pipeline.js"
+import * as Actions from "../runtime/Actions.js"
 
 /** The seed of the testing layer's ids. @category Constants */
 export const SEED = 1
@@ -62,8 +63,11 @@ export const fixedRandom = (...values: ReadonlyArray<number>): Layer.Layer<never
 export interface Options {
   /** The tools (default none). */
   readonly tools?: ReadonlyArray<Tool.Any> | undefined
-  /** The permission policy (default `Permissions.layerAllowAll`: every call runs). */
-  readonly permissions?: Layer.Layer<Permissions.Permissions> | undefined
+  /**
+   * The permission policy (default `Permissions.layerAllowAll`: every call runs); it may ask through
+   * the layer's `Actions` (`Permissions.layerAsking`).
+   */
+  readonly permissions?: Layer.Layer<Permissions.Permissions, never, Actions.Actions> | undefined
   /**
    * The context pipeline and compactor, over the scripted model (default none: no stages, no
    * compaction). E.g. `ContextManagement.layer({ directory }).pipe(Layer.provide(NodeContext.layer))`.
@@ -92,23 +96,27 @@ export interface Options {
 export const layer = (
   script: ReadonlyArray<TestModel.ScriptItem>,
   options: Options = {}
-): Layer.Layer<Requirements | TestModel.TestModel> => {
+): Layer.Layer<Requirements | TestModel.TestModel | Actions.Actions> => {
   // One model for the session and for the context stages that call it (a layer is built once per use).
   const scripted = TestModel.layer(script)
   const model = options.resilience === undefined
     ? scripted
     : Resilience.layer(options.resilience).pipe(Layer.provideMerge(scripted))
+  const ids = Ids.layerSeeded(options.seed ?? SEED)
+  // One actions service for the permission asks and the runtime that answers them (memoized).
+  const actions = Actions.layer().pipe(Layer.provide(ids))
   return Layer.mergeAll(
     model,
     (options.context ?? Layer.merge(Pipeline.layerEmpty, Compactor.layerNone)).pipe(Layer.provide(model)),
     ToolRuntime.layer().pipe(
       Layer.provideMerge(ToolRegistry.layer(options.tools ?? [])),
-      Layer.provideMerge(options.permissions ?? Permissions.layerAllowAll)
+      Layer.provideMerge((options.permissions ?? Permissions.layerAllowAll).pipe(Layer.provide(actions)))
     ),
+    actions,
     ContextAssembly.layerMinimal,
     options.store ?? SessionStore.layerMemory(),
     options.commands ?? BuiltinCommands.layer,
-    Ids.layerSeeded(options.seed ?? SEED),
+    ids,
     fixedRandom()
   )
 }

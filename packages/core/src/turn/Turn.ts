@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as Tracer from "effect/Tracer"
 import type { Compactor } from "../context/Compactor.js"
-import { type Message, type ToolResultBlock, UserMessage } from "../message/Message.js"
+import { type Message, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import type { ModelRequest, QuerySource } from "../model/ModelRequest.js"
 import type { SessionState } from "../session/SessionState.js"
@@ -51,6 +51,12 @@ export interface Options {
   readonly interrupt?: Effect.Effect<void> | undefined
   /** Emit raw events as `StreamEvents` batches (default true). */
   readonly emitStreamEvents?: boolean | undefined
+  /**
+   * The tool calls of the conversation's last answer that were left unanswered (a restart cut the
+   * turn while one waited for permission): the turn runs them first, then goes on as usual. The
+   * conversation then ends with that answer, not with a user message.
+   */
+  readonly pendingTools?: ReadonlyArray<ToolUseBlock> | undefined
   /**
    * A spending check, run after each model response (once its usage is recorded) and after each
    * round of tool results: when it yields a message, the turn ends with `budget_exhausted`. Tool

@@ -35,7 +35,7 @@ import { stopWhen } from "./StopWhen.js"
 import { completion, type Options, type Turn } from "./Turn.js"
 import type { TurnEvent } from "./TurnEvent.js"
 import * as TurnPolicy from "./TurnPolicy.js"
-import { iterate, repair } from "./TurnSteps.js"
+import { iterate, repair, resumeTools } from "./TurnSteps.js"
 
 export type { Options } from "./Turn.js"
 export {
@@ -96,10 +96,11 @@ export const stream = (options: Options): Effect.Effect<Stream.Stream<TurnEvent>
   Effect.gen(function*() {
     const turn = yield* make(options)
     const repaired = yield* Ref.make<UserMessage | undefined>(undefined)
-    const loop = Stream.repeatEffectOption(
+    const iterations = Stream.repeatEffectOption(
       Effect.flatMap(Ref.get(turn.loop), (state) => state.stop === undefined ? Effect.succeed(iterate(turn)) : Effect.fail(Option.none()))
-    ).pipe(
-      Stream.flatten(),
+    ).pipe(Stream.flatten())
+    const pending = options.pendingTools
+    const loop = (pending === undefined || pending.length === 0 ? iterations : Stream.concat(resumeTools(turn, pending), iterations)).pipe(
       options.interrupt !== undefined ? stopWhen(options.interrupt) : (s) => s,
       Stream.ensuring(Effect.flatMap(repair(turn), (message) => Ref.set(repaired, message)))
     )

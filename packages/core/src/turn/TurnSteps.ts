@@ -15,7 +15,7 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
-import { type AssistantMessage, type Message, UserMessage } from "../message/Message.js"
+import { type AssistantMessage, type Message, type ToolUseBlock, UserMessage } from "../message/Message.js"
 import type * as Accumulator from "../model/Accumulator.js"
 import type { ModelError } from "../model/ModelError.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
@@ -237,6 +237,25 @@ export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
       Stream.fromIterable(statuses.map((status) => TurnEvent.Status({ status }))),
       Stream.unwrap(callModel(turn, history, state, span, scope))
     )
+  }))
+
+/**
+ * The first step of a turn resumed after a restart: the unanswered calls of the last answer run
+ * (asking for permission again, which takes up the restored pending action), then the turn goes on
+ * as after any tool round.
+ *
+ * @category Steps
+ */
+export const resumeTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>): Stream.Stream<TurnEvent> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const executor = yield* turn.runtime.start(turn.options.cwd).pipe(
+      Effect.withParentSpan(turn.span),
+      Effect.provide(turn.services)
+    )
+    for (const block of uses) executor.add({ block })
+    executor.close()
+    yield* Ref.update(turn.loop, (s) => LoopState.runningTools(s, { uses, finished: executor.finished }))
+    return runTools(turn, uses, executor)
   }))
 
 /**

@@ -52,8 +52,8 @@ describe("Admission", () => {
   it("snapshots list the queue with positions, without the inputs", () => {
     const a = fill(item("a", "later", 5), item("b", "next", 7))
     assert.deepStrictEqual(Admission.snapshots(a), [
-      { id: "b", priority: "next", preview: "b", queuedAt: 7, position: 0 },
-      { id: "a", priority: "later", preview: "a", queuedAt: 5, position: 1 }
+      { id: "b", priority: "next", preview: "b", queuedAt: 7, position: 0, kind: "input" },
+      { id: "a", priority: "later", preview: "a", queuedAt: 5, position: 1, kind: "input" }
     ])
   })
 

@@ -59,9 +59,9 @@ describe("SessionRuntime", () => {
       const fourth = yield* rt.submit("fourth", { priority: "later" })
       const reads = yield* Effect.forEach([second, third, fourth], read)
       assert.deepStrictEqual(yield* rt.queue, [
-        { id: third.turnId, priority: "next", preview: "third with more", queuedAt: 1000, position: 0 },
-        { id: second.turnId, priority: "later", preview: "second", queuedAt: 1000, position: 1 },
-        { id: fourth.turnId, priority: "later", preview: "fourth", queuedAt: 1000, position: 2 }
+        { id: third.turnId, priority: "next", preview: "third with more", queuedAt: 1000, position: 0, kind: "input" },
+        { id: second.turnId, priority: "later", preview: "second", queuedAt: 1000, position: 1, kind: "input" },
+        { id: fourth.turnId, priority: "later", preview: "fourth", queuedAt: 1000, position: 2, kind: "input" }
       ])
       assert.isTrue(yield* rt.promote(fourth.turnId))
       assert.isTrue(yield* rt.remove(third.turnId))
