@@ -2,13 +2,16 @@
  * End to end: `query()`, the embedding facade in the Claude Agent SDK's shape, in this process
  * against the loopback fake Messages API (the real `@anthropic-ai/sdk` over HTTP): one prompt,
  * streaming input, the permission callback, interrupt and abort, leaving the loop early (MCP servers
- * closed, the request aborted), errors before a turn, the `env` option, and `examples/query.ts`.
+ * closed, the request aborted), errors before a turn, the `env` option, and `examples/query.ts`;
+ * then streaming input through the session runtime: messages queued as the host yields them, their
+ * `priority`, `interrupt()`'s receipt, an abort that drops what waits, and a full queue.
  * Every run gets its configuration through `options.env` (with `KEEL_HOME` in a temporary folder).
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { Admission } from "@keel/core"
 import { type Query, query, QueryError } from "@keel/cli"
 import { alive } from "../packages/tools/test/support/Processes.js"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
@@ -105,7 +108,7 @@ describe("query()", () => {
     assert.deepStrictEqual(await q.next(), { done: true, value: undefined }, "a finished query stays done")
   }, TIMEOUT)
 
-  it("streaming input: one turn per message, in one session, the next message read after the previous result", async () => {
+  it("streaming input: one turn per message, in one session (the second yielded after the first result)", async () => {
     const dir = workdir()
     const server = await fake([FakeAnthropic.textReply("first answer"), FakeAnthropic.textReply("second answer")])
     let firstResult!: () => void
@@ -231,7 +234,7 @@ describe("query()", () => {
       messages.push(m)
       if (m.type === "stream_event" && !interrupted) {
         interrupted = true
-        await q.interrupt()
+        assert.deepStrictEqual(await q.interrupt(), { still_queued: [] }, "nothing waits: the second message comes after the result")
       }
       if (m.type === "result") firstResult()
     }
@@ -450,5 +453,224 @@ describe("query()", () => {
     } finally {
       await server.close()
     }
+  }, TIMEOUT)
+})
+
+/** The text blocks of the last message of a request body (string content as one block). */
+const lastTexts = (body: any): ReadonlyArray<string> => {
+  const content = body.messages.at(-1).content
+  return typeof content === "string" ? [content] : content.flatMap((b: any) => (b.type === "text" ? [b.text] : []))
+}
+
+/** A reply naming the prompt it answers (the last text of the request's last message). */
+const echo: FakeAnthropic.ScriptFunction = (body) =>
+  FakeAnthropic.textReply(`answer: ${lastTexts(body).at(-1)}`)
+
+/** A promise and its resolve. */
+const deferred = <A = void>() => {
+  let resolve!: (value: A) => void
+  const promise = new Promise<A>((r) => (resolve = r))
+  return { promise, resolve }
+}
+
+/** Options whose permission asks wait for `released`, then deny: a turn that calls a tool holds until then. */
+const heldUntil = (released: Promise<void>, server: FakeAnthropic.FakeAnthropic, dir: string): Query.Options => ({
+  cwd: dir,
+  env: envFor(server, dir),
+  canUseTool: async () => {
+    await released
+    return { behavior: "deny", message: "not now" }
+  }
+})
+
+/** The results of `messages` as `[subtype, result text]`. */
+const outcomes = (messages: ReadonlyArray<Query.SDKMessage>) =>
+  resultsOf(messages).map((r) => [r.subtype, r.subtype === "success" ? r.result : r.terminal_reason])
+
+describe("query() streaming input through the session runtime", () => {
+  it("a message yielded while a turn runs is queued at once (the host does not wait for the result) and runs after it", async () => {
+    const dir = workdir()
+    const server = await fake([
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo hi" }, id: "toolu_bash" }]),
+      FakeAnthropic.textReply("first done"),
+      echo
+    ])
+    const messages: Array<Query.SDKMessage> = []
+    // The first turn waits in its permission ask until the input has handed over the second message.
+    const bothRead = deferred()
+    let seenWhenBothRead: ReadonlyArray<string> | undefined
+    async function* input() {
+      yield user("first")
+      await until(() => messages.some((m) => m.type === "assistant"), "the first turn's tool call")
+      yield user("second")
+      // Resumed once the second message is queued: the first turn still waits for its answer.
+      seenWhenBothRead = kinds(messages)
+      bothRead.resolve()
+    }
+    for await (const m of query({ prompt: input(), options: heldUntil(bothRead.promise, server, dir) })) messages.push(m)
+    // Both messages were read while the first turn still waited for its tool call's answer.
+    assert.deepStrictEqual(seenWhenBothRead, ["system/init", "assistant"])
+    assert.deepStrictEqual(kinds(messages), [
+      "system/init",
+      "assistant",
+      "system/permission_denied",
+      "user",
+      "assistant",
+      "result",
+      "assistant",
+      "result"
+    ])
+    assert.deepStrictEqual(outcomes(messages), [["success", "first done"], ["success", "answer: second"]])
+    assert.deepStrictEqual(server.requests.map((r) => lastTexts(r.body)), [["first"], [], ["second"]])
+  }, TIMEOUT)
+
+  it("priority: now stops the running turn and runs next; next runs before later; every turn's messages come whole, in run order", async () => {
+    const dir = workdir()
+    const server = await fake([{ ...FakeAnthropic.textReply("never finishes"), stallAfter: 3 }, echo, echo, echo])
+    async function* input() {
+      yield user("first")
+      await until(() => server.requests.length === 1, "the first request")
+      yield { ...user("later one"), priority: "later" as const }
+      yield user("next one")
+      yield { ...user("urgent"), priority: "now" as const }
+    }
+    const messages = await collect(query({ prompt: input(), options: { cwd: dir, env: envFor(server, dir) } }))
+    // The interrupted prompt, its note and the urgent prompt go as one user message, as after any interruption.
+    assert.deepStrictEqual(server.requests.map((r) => lastTexts(r.body)), [
+      ["first"],
+      ["first", "[Request interrupted by user]", "urgent"],
+      ["next one"],
+      ["later one"]
+    ])
+    assert.deepStrictEqual(kinds(messages), [
+      "system/init",
+      "user", // the note that the user interrupted the turn
+      "result",
+      "assistant",
+      "result",
+      "assistant",
+      "result",
+      "assistant",
+      "result"
+    ])
+    assert.deepStrictEqual(outcomes(messages), [
+      ["error_during_execution", "aborted_streaming"],
+      ["success", "answer: urgent"],
+      ["success", "answer: next one"],
+      ["success", "answer: later one"]
+    ])
+    assert.strictEqual(new Set(messages.map((m) => m.session_id)).size, 1)
+  }, TIMEOUT)
+
+  it("interrupt() stops the running turn and returns the uuids of the waiting messages, in run order; they still run", async () => {
+    const dir = workdir()
+    const server = await fake([{ ...FakeAnthropic.textReply("never finishes"), stallAfter: 3 }, echo, echo, echo])
+    const queued = deferred()
+    async function* input() {
+      yield { ...user("first"), uuid: "00000000-0000-4000-8000-000000000001" }
+      await until(() => server.requests.length === 1, "the first request")
+      yield { ...user("second"), priority: "later" as const, uuid: "00000000-0000-4000-8000-000000000002" }
+      yield { ...user("third"), uuid: "00000000-0000-4000-8000-000000000003" }
+      yield user("fourth, without a uuid")
+      queued.resolve()
+    }
+    const q = query({ prompt: input(), options: { cwd: dir, env: envFor(server, dir) } })
+    const receipt = queued.promise.then(() => q.interrupt())
+    const messages = await collect(q)
+    assert.deepStrictEqual(await receipt, {
+      still_queued: ["00000000-0000-4000-8000-000000000003", "00000000-0000-4000-8000-000000000002"]
+    })
+    assert.deepStrictEqual(outcomes(messages), [
+      ["error_during_execution", "aborted_streaming"],
+      ["success", "answer: third"],
+      ["success", "answer: fourth, without a uuid"],
+      ["success", "answer: second"]
+    ])
+    const init = messages[0]!
+    assert.deepStrictEqual(init.type === "system" && init.subtype === "init" && init.capabilities, ["interrupt_receipt_v1"])
+    assert.deepStrictEqual(await q.interrupt(), { still_queued: [] }, "a finished query has nothing waiting")
+  }, TIMEOUT)
+
+  it("abortController: the running turn stops, what waits never runs, and the session resumes on a valid transcript", async () => {
+    const dir = workdir()
+    const server = await fake([{ ...FakeAnthropic.textReply("never finishes"), stallAfter: 3 }, echo])
+    const abortController = new AbortController()
+    async function* input() {
+      yield user("first")
+      await until(() => server.requests.length === 1, "the first request")
+      yield user("second")
+      yield { ...user("third"), priority: "later" as const }
+      abortController.abort()
+      await new Promise(() => {}) // input that never comes
+    }
+    const messages = await collect(query({ prompt: input(), options: { cwd: dir, env: envFor(server, dir), abortController } }))
+    assert.deepStrictEqual(kinds(messages), ["system/init", "user", "result"])
+    assert.deepStrictEqual(outcomes(messages), [["error_during_execution", "aborted_streaming"]])
+    assert.strictEqual(server.requests.length, 1, "the waiting messages never ran")
+    await until(() => server.aborted === 1, "the stalled request to be aborted")
+
+    const resumed = await collect(query({
+      prompt: "again",
+      options: { cwd: dir, env: envFor(server, dir), resume: messages[0]!.session_id }
+    }))
+    assert.deepStrictEqual(outcomes(resumed), [["success", "answer: again"]])
+    assert.deepStrictEqual(server.requests[1]!.body.messages.map((m: any) => m.role), ["user"])
+    assert.deepStrictEqual(lastTexts(server.requests[1]!.body), ["first", "[Request interrupted by user]", "again"])
+  }, TIMEOUT)
+
+  it("a full queue: the next message waits, read but not queued, until a turn starts (the receipt lists it); all of them run", async () => {
+    const dir = workdir()
+    const server = await fake([FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo hi" }, id: "toolu_bash" }])])
+    const gate = deferred()
+    const messages: Array<Query.SDKMessage> = []
+    const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`
+    let yielded = 0
+    async function* input() {
+      yield user("first")
+      await until(() => messages.some((m) => m.type === "assistant"), "the first turn's tool call")
+      for (let n = 1; n <= Admission.MAX_QUEUED + 1; n++) {
+        yielded = n
+        // A command: answered without the model, so the hundred turns are quick.
+        yield { ...user(`/model claude-haiku-4-5-q${n}`), uuid: uuid(n) }
+      }
+    }
+    const q = query({ prompt: input(), options: heldUntil(gate.promise, server, dir) })
+    // Asked once the message after the hundred queued ones is read: the first turn still waits.
+    const receipt = until(() => yielded === Admission.MAX_QUEUED + 1, "the message after a full queue").then(async () => {
+      const answer = await q.interrupt()
+      gate.resolve()
+      return answer
+    })
+    for await (const m of q) messages.push(m)
+    assert.deepStrictEqual(await receipt, {
+      still_queued: Array.from({ length: Admission.MAX_QUEUED + 1 }, (_, i) => uuid(i + 1))
+    })
+    const results = resultsOf(messages)
+    assert.deepStrictEqual(results[0]!.terminal_reason, "aborted_tools")
+    assert.deepStrictEqual(
+      results.slice(1).map((r) => r.result),
+      Array.from({ length: Admission.MAX_QUEUED + 1 }, (_, i) => `Set model to claude-haiku-4-5-q${i + 1}`)
+    )
+    assert.strictEqual(server.requests.length, 1)
+  }, TIMEOUT)
+
+  it("a streamed message with a priority that is not now, next or later rejects the query after the turns before it", async () => {
+    const dir = workdir()
+    const server = await fake([FakeAnthropic.textReply("first answer")])
+    async function* input() {
+      yield user("first")
+      yield { ...user("second"), priority: "soon" } as unknown as Query.SDKUserMessage
+    }
+    const messages: Array<Query.SDKMessage> = []
+    const error = await rejection((async () => {
+      for await (const m of query({ prompt: input(), options: { cwd: dir, env: envFor(server, dir) } })) messages.push(m)
+    })())
+    assert.instanceOf(error, QueryError)
+    assert.strictEqual(
+      (error as QueryError).message,
+      `query(): a streamed prompt message has priority "soon", not "now", "next" or "later"`
+    )
+    assert.deepStrictEqual(outcomes(messages), [["success", "first answer"]])
+    assert.strictEqual(server.requests.length, 1)
   }, TIMEOUT)
 })

@@ -69,11 +69,16 @@ describe("query() types against the Agent SDK's", () => {
     expectTypeOf(query).toBeCallableWith({ prompt: "hi" })
   })
 
-  it("Query: an AsyncGenerator with interrupt(), setModel() and close() of the SDK's signatures", () => {
+  it("Query: an AsyncGenerator with interrupt() (with the receipt), setModel() and close() of the SDK's signatures", () => {
     expectTypeOf<Query.Query>().toExtend<AsyncGenerator<Query.SDKMessage, void>>()
-    expectTypeOf<Query.Query>().toExtend<Pick<Sdk.Query, "setModel" | "close">>()
+    expectTypeOf<Query.Query>().toExtend<Pick<Sdk.Query, "interrupt" | "setModel" | "close">>()
     expectTypeOf<Query.Query["interrupt"]>().parameters.toEqualTypeOf<Parameters<Sdk.Query["interrupt"]>>()
-    expectTypeOf<Query.Query["interrupt"]>().returns.resolves.toBeVoid()
+    expectTypeOf<Query.SDKControlInterruptResponse>().toExtend<Sdk.SDKControlInterruptResponse>()
+  })
+
+  it("streaming input: the SDK's user messages, priority and uuid included, are Keel's", () => {
+    expectTypeOf<Sdk.SDKUserMessage>().toExtend<Query.SDKUserMessage>()
+    expectTypeOf<NonNullable<Sdk.SDKUserMessage["priority"]>>().toEqualTypeOf<NonNullable<Query.SDKUserMessage["priority"]>>()
   })
 
   it("messages: the common variants read as the SDK's", () => {
@@ -84,6 +89,7 @@ describe("query() types against the Agent SDK's", () => {
     type Common<T> = Reading<Omit<T, "uuid">>
 
     expectTypeOf<Keel["type"]>().toExtend<Sdk.SDKMessage["type"]>()
+    expectTypeOf<Of<"system", "init">["capabilities"]>().toExtend<Reading<NonNullable<Sdk.SDKSystemMessage["capabilities"]>>>()
     expectTypeOf<Keel["uuid"]>().toBeString()
     expectTypeOf<Keel["session_id"]>().toExtend<Sdk.SDKMessage["session_id"]>()
 

@@ -14,8 +14,36 @@ import { builtinToolNames } from "../Flags.js"
 import * as Runtime from "../Runtime.js"
 import { QueryError } from "./QueryError.js"
 
+/**
+ * `system`/`init` as a query yields it: with the Agent SDK's `capabilities`, the protocol features a
+ * host may rely on ({@link CAPABILITIES}).
+ *
+ * @category Models
+ */
+export type SDKSystemInit = SdkMessage.SystemInit & { readonly capabilities: ReadonlyArray<string> }
+
 /** Every message a query yields (Keel's `SdkMessage`, shaped as the Agent SDK's `SDKMessage`). @category Models */
-export type SDKMessage = SdkMessage.SdkMessage
+export type SDKMessage = Exclude<SdkMessage.SdkMessage, SdkMessage.SystemInit> | SDKSystemInit
+
+/**
+ * The capabilities a query's `system`/`init` advertises, in the Agent SDK's names:
+ * `interrupt_receipt_v1`, `interrupt()` resolves to the receipt (`still_queued`).
+ *
+ * @category Constants
+ */
+export const CAPABILITIES: ReadonlyArray<string> = ["interrupt_receipt_v1"]
+
+/**
+ * What `interrupt()` resolves to (the Agent SDK's interrupt receipt): `still_queued` lists, in the
+ * order they will run, the `uuid`s of the host's user messages that were waiting (or read and not
+ * yet queued) when the running turn was stopped; they still run. Messages sent without a `uuid` run
+ * too but cannot be listed.
+ *
+ * @category Models
+ */
+export interface SDKControlInterruptResponse {
+  still_queued: Array<string>
+}
 
 /** Permission modes Keel has (the Agent SDK's, without `auto`). @category Models */
 export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk"
@@ -90,9 +118,9 @@ export interface McpHttpServerConfig {
 export type McpServerConfig = McpStdioServerConfig | McpSSEServerConfig | McpHttpServerConfig
 
 /**
- * A user message of streaming input (the Agent SDK's `SDKUserMessage`): one turn each. Content may
- * be a string (slash commands and `@path` mentions apply, as for a string prompt) or content blocks
- * (sent as they are).
+ * A user message of streaming input (the Agent SDK's `SDKUserMessage`): one turn each, queued as
+ * soon as the host yields it. Content may be a string (slash commands and `@path` mentions apply, as
+ * for a string prompt) or content blocks (sent as they are).
  *
  * @category Models
  */
@@ -103,6 +131,12 @@ export interface SDKUserMessage {
   readonly isSynthetic?: boolean
   /** Keel runs a turn for every message: `false` is rejected. */
   readonly shouldQuery?: boolean
+  /**
+   * Where it waits while a turn runs: `next` (the default) after the other `now` and `next`
+   * messages, `later` after every other message, `now` at the head, and it stops the running turn.
+   */
+  readonly priority?: "now" | "next" | "later"
+  /** Named in `interrupt()`'s receipt while the message waits. */
   readonly uuid?: string
   readonly session_id?: string
 }
@@ -115,7 +149,7 @@ export interface SDKUserMessage {
  * @category Models
  */
 export interface Options {
-  /** Aborting it interrupts the running turn (its `result` is still yielded) and ends the query. */
+  /** Aborting it interrupts the running turn (its `result` is still yielded), drops what waits, ends the query. */
   readonly abortController?: AbortController
   /** Folders besides `cwd` that file tools may use without asking (relative ones resolve against `cwd`). */
   readonly additionalDirectories?: Array<string>

@@ -6,28 +6,52 @@
  * names and meanings for what Keel supports.
  *
  * Inside it is the same Layer graph and session as `keel -p` (`Runtime`), run as one Effect stream:
- * nothing starts until the first `next()`; the stream is drained into a small bounded queue, so it
- * runs at most {@link BUFFER} messages ahead of the consumer; `return()` (a `break` out of
- * `for await`) interrupts it, which stops the running turn (its HTTP request is aborted) and closes
- * the MCP servers. Errors before a turn (no API key, invalid settings, a bad MCP config, an option
- * Keel does not support) reject `next()` with a {@link QueryError} whose message is the line `keel`
- * would print.
+ * nothing starts until the first `next()`. The session's turns go through its `SessionRuntime`, as
+ * headless `stream-json` input does: each prompt message is submitted as soon as the host yields it
+ * (while a turn runs it waits, by its `priority`), and the turns' messages come out in the order the
+ * turns run. Turns run at their own pace; their messages wait for the consumer. `return()` (a `break`
+ * out of `for await`) interrupts the run, which stops the running turn (its HTTP request is aborted),
+ * drops what waits and closes the MCP servers. Errors before a turn (no API key, invalid settings,
+ * a bad MCP config, an option Keel does not support) reject `next()` with a {@link QueryError} whose
+ * message is the line `keel` would print.
  *
  * @since 0.1.0
  */
-import { AnthropicModel, Ids, Message, Permissions, SdkProjection, type Session } from "@keel/core"
+import {
+  Admission,
+  AnthropicModel,
+  Ids,
+  Permissions,
+  type SdkMessage,
+  SdkProjection,
+  type Session,
+  SessionRuntime
+} from "@keel/core"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Runtime from "../Runtime.js"
-import { environment, isRecord, type Options, providerOf, resolve, type SDKMessage, type SDKUserMessage } from "./Options.js"
+import * as Input from "./Input.js"
+import { PromptFailure } from "./Input.js"
+import {
+  CAPABILITIES,
+  environment,
+  isRecord,
+  type Options,
+  providerOf,
+  resolve,
+  type SDKControlInterruptResponse,
+  type SDKMessage,
+  type SDKUserMessage
+} from "./Options.js"
 import { QueryError } from "./QueryError.js"
 
 export type {
@@ -39,10 +63,12 @@ export type {
   Options,
   PermissionMode,
   PermissionResult,
+  SDKControlInterruptResponse,
   SDKMessage,
+  SDKSystemInit,
   SDKUserMessage
 } from "./Options.js"
-export { SUPPORTED_OPTIONS } from "./Options.js"
+export { CAPABILITIES, SUPPORTED_OPTIONS } from "./Options.js"
 export { QueryError } from "./QueryError.js"
 
 /**
@@ -53,19 +79,19 @@ export { QueryError } from "./QueryError.js"
  * @category Models
  */
 export interface Query extends AsyncGenerator<SDKMessage, void> {
-  /** Stops the running turn, if any: it ends with an `error_during_execution` result. Later streamed messages still run. */
-  interrupt(): Promise<void>
+  /**
+   * Stops the running turn, if any: it ends with an `error_during_execution` result. The streamed
+   * messages that wait still run, in their order; the receipt lists their `uuid`s (`still_queued`).
+   */
+  interrupt(): Promise<SDKControlInterruptResponse>
   /** Switches later model calls to `model`; without one, back to the model the query started with. */
   setModel(model?: string): Promise<void>
   /** Ends the query now, as `return()` does, without waiting. */
   close(): void
 }
 
-/** How many messages the run may get ahead of the consumer. @category Constants */
+/** How many messages the run hands over ahead of `next()` (the rest wait in the runtime). @category Constants */
 export const BUFFER = 16
-
-/** A failure of the caller's prompt iterable, rethrown as it was. */
-class PromptFailure extends Data.TaggedError("PromptFailure")<{ readonly error: unknown }> {}
 
 // ---------------------------------------------------------------------------------------------
 // The run
@@ -80,59 +106,130 @@ const abortedBy = (signal: AbortSignal): Effect.Effect<void> =>
     return Effect.sync(() => signal.removeEventListener("abort", onAbort))
   })
 
-/**
- * The caller's prompt messages, pulled one at a time (the next only once the previous turn is
- * done). Unlike `Stream.fromAsyncIterable`, closing does not wait for the iterator's `return()`: a
- * generator waiting for its next input would keep the query from closing.
- */
-const promptsOf = (iterable: AsyncIterable<SDKUserMessage>): Stream.Stream<SDKUserMessage, PromptFailure> =>
-  Stream.unwrapScoped(Effect.map(
-    Effect.acquireRelease(
-      Effect.try({ try: () => iterable[Symbol.asyncIterator](), catch: (error) => new PromptFailure({ error }) }),
-      (iterator) =>
-        Effect.sync(() => {
-          Promise.resolve(iterator.return?.()).catch(() => undefined)
-        })
-    ),
-    (iterator) =>
-      Stream.repeatEffectOption(
-        Effect.tryPromise({ try: () => iterator.next(), catch: (error) => Option.some(new PromptFailure({ error })) }).pipe(
-          Effect.flatMap((next) => next.done === true ? Effect.fail(Option.none()) : Effect.succeed(next.value))
-        )
-      )
-  ))
-
-/** A streamed message as a session prompt: string content as a prompt, blocks as a `UserMessage`. */
-const toPrompt = (input: SDKUserMessage): Effect.Effect<string | Message.UserMessage, QueryError> => {
-  const bad = (why: string) =>
-    Effect.fail(new QueryError({ message: `query(): a streamed prompt message ${why}`, code: 2 }))
-  if (!isRecord(input) || input.type !== "user" || !isRecord(input.message) || input.message.role !== "user") {
-    return bad(`must be { type: "user", message: { role: "user", content }, parent_tool_use_id: null }`)
-  }
-  if (input.shouldQuery === false) return bad("has shouldQuery: false; Keel runs a turn for every message")
-  const content = input.message.content
-  if (typeof content === "string") return Effect.succeed(content)
-  return Message.decode({ role: "user", content }).pipe(
-    Effect.flatMap((m) => m.role === "user" ? Effect.succeed(m) : bad("is not a user message")),
-    Effect.catchTag("ParseError", (e) => bad(`has content Keel cannot read: ${e.message.split("\n")[0]}`))
-  )
+/** What the {@link Query} object's methods use once the session is open. */
+interface Opened {
+  readonly session: Session.Service
+  /** The model `setModel()` without one goes back to. */
+  readonly defaultModel: string
+  /** Stops the running turn (what waits still runs), with the receipt. */
+  readonly interrupt: Effect.Effect<SDKControlInterruptResponse>
 }
 
-/** What the run tells the {@link Query} object once the session is open. */
+/** What the run tells the {@link Query} object, and asks it. */
 interface Controls {
-  readonly opened: (session: Session.Service, defaultModel: string) => void
+  readonly opened: (opened: Opened) => void
   readonly model: () => string | undefined
 }
 
-/** The whole run as one stream: options, layers, session, then one turn per prompt. */
+/** The session served through its runtime. */
+interface Served {
+  readonly runtime: SessionRuntime.Service
+  /** Stops the running turn (what waits still runs), with the receipt. */
+  readonly interrupt: Effect.Effect<SDKControlInterruptResponse>
+  /**
+   * Every turn's messages, in the order the turns run; it ends once the input has ended and every
+   * turn it queued has run, and fails after them if the input failed.
+   */
+  readonly messages: Stream.Stream<SdkMessage.SdkMessage, QueryError | PromptFailure>
+}
+
+/**
+ * Serves `session` through a `SessionRuntime`: every message of the input is submitted as soon as
+ * the host yields it (it waits by its `priority` while a turn runs; `now` stops the running turn),
+ * at most `Admission.MAX_QUEUED` at once (the input is not read further until one starts). An abort
+ * stops reading, drops what waits and stops the running turn, whose `result` is the last message.
+ */
+const serve = (
+  session: Session.Service,
+  prompt: string | AsyncIterable<SDKUserMessage>,
+  signal: AbortSignal | undefined
+): Effect.Effect<Served, never, Runtime.Services | Scope.Scope> =>
+  Effect.gen(function*() {
+    // The runtime in a scope of its own, closed once the input has ended and nothing runs or waits
+    // (which ends its stream of turns after the last one), or with the query.
+    const runtimeScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const runtime = yield* SessionRuntime.make(session).pipe(Scope.extend(runtimeScope))
+    const turns = yield* runtime.turns
+    // The host's uuids of the submitted messages, by turn id, and of the one read but not yet submitted.
+    const uuids = new Map<string, string>()
+    let held: string | undefined
+    // A permit per waiting turn, given back as it starts: the input waits while the queue is full.
+    const room = yield* Effect.makeSemaphore(Admission.MAX_QUEUED)
+    yield* Effect.forkScoped(Stream.runForEach(yield* runtime.turns, (turn) => {
+      uuids.delete(turn.turnId)
+      return room.release(1)
+    }))
+    const submit = (next: Input.Prompt, uuid: string | undefined) =>
+      Effect.gen(function*() {
+        yield* room.take(1)
+        // Never full: a permit per waiting turn.
+        const { turnId } = yield* Effect.orDie(runtime.submit(next.input, { priority: next.priority }))
+        if (uuid !== undefined) uuids.set(turnId, uuid)
+      })
+    const reader = yield* Effect.forkScoped(
+      typeof prompt === "string"
+        ? submit({ input: prompt, priority: undefined }, undefined)
+        : Stream.runForEach(
+          Input.messages(prompt, (message) => (held = typeof message.uuid === "string" ? message.uuid : undefined)),
+          (message) =>
+            Effect.flatMap(Input.toPrompt(message), (next) => submit(next, held)).pipe(
+              Effect.ensuring(Effect.sync(() => (held = undefined)))
+            )
+        )
+    )
+    if (signal !== undefined) {
+      yield* Effect.forkScoped(Effect.zipRight(
+        abortedBy(signal),
+        Effect.all([Fiber.interrupt(reader), runtime.clear, runtime.interrupt], { discard: true })
+      ))
+    }
+    const ended = yield* Effect.forkScoped(Effect.gen(function*() {
+      const input = yield* Fiber.await(reader)
+      yield* runtime.idle
+      yield* Scope.close(runtimeScope, Exit.void)
+      // Input stopped by the abort ended cleanly; input that failed fails the query after the turns it queued.
+      if (Exit.isFailure(input) && !Cause.isInterruptedOnly(input.cause)) return yield* input
+    }))
+    return {
+      runtime,
+      interrupt: Effect.gen(function*() {
+        const reading = held
+        const queued = yield* runtime.queue
+        yield* runtime.interrupt
+        const waiting = queued.flatMap((q) => uuids.get(q.id) ?? [])
+        return { still_queued: reading === undefined || waiting.includes(reading) ? waiting : [...waiting, reading] }
+      }),
+      // A turn that started is never cancelled (only waiting ones are).
+      messages: Stream.flatMap(turns, (turn) => Stream.catchAll(turn.events, () => Stream.empty)).pipe(
+        Stream.concat(Stream.execute(Fiber.join(ended)))
+      )
+    }
+  })
+
+/** `messages` with {@link CAPABILITIES} on each `system`/`init`, and `warnings` right after the first. */
+const withInit = <E>(
+  messages: Stream.Stream<SdkMessage.SdkMessage, E>,
+  warnings: ReadonlyArray<SDKMessage>
+): Stream.Stream<SDKMessage, E> => {
+  let pending = warnings
+  return Stream.mapConcat(messages, (message): ReadonlyArray<SDKMessage> => {
+    if (message.type !== "system" || message.subtype !== "init") return [message]
+    const out = [{ ...message, capabilities: CAPABILITIES }, ...pending]
+    pending = []
+    return out
+  })
+}
+
+/** The whole run as one stream: options, layers, session, then the turns of the session's runtime. */
 const run = (
   prompt: string | AsyncIterable<SDKUserMessage>,
   options: Options,
   env: Readonly<Record<string, string>> | undefined,
   controls: Controls
 ): Stream.Stream<SDKMessage, QueryError | PromptFailure> => {
-  let session: Session.Service | undefined
-  // The session's ids, once it is open (a permission request before that cannot happen).
+  // Stops the running turn, once the runtime exists (a permission request before that cannot happen).
+  let stop: Effect.Effect<void> = Effect.void
+  // The session's ids, once it is open.
   let ids: Ids.Ids["Type"] = Ids.crypto
   // The Agent SDK's callback shape over Keel's (`interrupt: true` also stops the turn).
   const canUseTool: Permissions.CanUseTool | undefined = options.canUseTool === undefined ? undefined : (() => {
@@ -148,7 +245,7 @@ const run = (
         return { behavior: "deny", message: `Permission to use ${toolName} was denied: the permission callback gave no answer.` }
       }
       if (answer.behavior === "allow") return answer
-      if (answer.interrupt === true && session !== undefined) Effect.runFork(session.interrupt)
+      if (answer.interrupt === true) Effect.runFork(stop)
       return { behavior: "deny", message: answer.message }
     }
   })()
@@ -158,45 +255,25 @@ const run = (
       const requested = controls.model()
       const runtime = requested === undefined ? resolved.runtime : { ...resolved.runtime, model: requested }
       const context = yield* Layer.build(Runtime.layer(runtime))
-      const { session: opened, warnings } = yield* Runtime.openSession(runtime).pipe(Effect.provide(context))
-      session = opened
+      const { session, warnings } = yield* Runtime.openSession(runtime).pipe(Effect.provide(context))
       ids = Context.get(context, Ids.Ids)
-      const init = yield* opened.init
-      // `setModel()` without a model goes back to this one: the session's own, unless `setModel` came before it opened.
-      controls.opened(
-        opened,
-        requested === undefined ? init.model : resolved.runtime.model ??
-          (yield* AnthropicModel.modelConfig.pipe(Effect.orElseSucceed(() => init.model)))
-      )
+      const init = yield* session.init
+      const served = yield* serve(session, prompt, resolved.signal).pipe(Effect.provide(context))
+      stop = served.runtime.interrupt
+      controls.opened({
+        session,
+        // `setModel()` without a model goes back to this one: the session's own, unless `setModel` came before it opened.
+        defaultModel: requested === undefined ? init.model : resolved.runtime.model ??
+          (yield* AnthropicModel.modelConfig.pipe(Effect.orElseSucceed(() => init.model))),
+        interrupt: served.interrupt
+      })
       const stamp = { sessionId: init.session_id, uuid: ids.uuid, parentToolUseId: null }
-      const notes = warnings.map((content) => SdkProjection.warning(content, stamp))
-      return turns(opened, notes, resolved.signal)
+      return withInit(served.messages, warnings.map((content) => SdkProjection.warning(content, stamp)))
     })
     return yield* resolved.signal === undefined
       ? opened
       : Effect.raceFirst(opened, Effect.as(abortedBy(resolved.signal), Stream.empty))
   })
-
-  /** One turn per prompt; after an abort, no further prompt is read. `warnings` follow the first `init`. */
-  const turns = (
-    session: Session.Service,
-    warnings: ReadonlyArray<SDKMessage>,
-    signal: AbortSignal | undefined
-  ): Stream.Stream<SDKMessage, QueryError | PromptFailure> => {
-    const prompts: Stream.Stream<string | Message.UserMessage, QueryError | PromptFailure> = typeof prompt === "string"
-      ? Stream.make(prompt)
-      : Stream.mapEffect(promptsOf(prompt), toPrompt)
-    let pending = warnings
-    return (signal === undefined ? prompts : Stream.interruptWhen(prompts, abortedBy(signal))).pipe(
-      Stream.flatMap((p) => session.submit(p, { signal })),
-      Stream.mapConcat((message) => {
-        if (pending.length === 0 || message.type !== "system" || message.subtype !== "init") return [message]
-        const out = [message, ...pending]
-        pending = []
-        return out
-      })
-    )
-  }
 
   // Any other failure (no API key, invalid settings or MCP config, a defect) as `keel` would print it.
   return Stream.unwrapScoped(setup).pipe(
@@ -232,8 +309,7 @@ const DONE: IteratorReturnResult<void> = { done: true, value: undefined }
 class KeelQuery implements Query {
   private state: State = { _tag: "Idle" }
   private closing: Promise<void> | undefined
-  private session: Session.Service | undefined
-  private defaultModel: string | undefined
+  private opened: Opened | undefined
   private requestedModel: string | undefined
 
   constructor(
@@ -273,17 +349,18 @@ class KeelQuery implements Query {
     throw error
   }
 
-  async interrupt(): Promise<void> {
-    if (this.session !== undefined) await Effect.runPromise(this.session.interrupt)
+  async interrupt(): Promise<SDKControlInterruptResponse> {
+    return this.opened === undefined || this.state._tag !== "Running"
+      ? { still_queued: [] }
+      : await Effect.runPromise(this.opened.interrupt)
   }
 
   async setModel(model?: string): Promise<void> {
-    if (this.session === undefined) {
+    if (this.opened === undefined) {
       this.requestedModel = model
       return
     }
-    const next = model ?? this.defaultModel
-    if (next !== undefined) await Effect.runPromise(this.session.setModel(next))
+    await Effect.runPromise(this.opened.session.setModel(model ?? this.opened.defaultModel))
   }
 
   close(): void {
@@ -297,10 +374,7 @@ class KeelQuery implements Query {
   private start(): Extract<State, { readonly _tag: "Running" }> {
     const env = environment(this.options)
     const stream = run(this.prompt, this.options, env, {
-      opened: (session, defaultModel) => {
-        this.session = session
-        this.defaultModel = defaultModel
-      },
+      opened: (opened) => (this.opened = opened),
       model: () => this.requestedModel
     })
     const drain = Stream.toQueueOfElements(stream, { capacity: BUFFER })
@@ -323,9 +397,12 @@ class KeelQuery implements Query {
 
 /**
  * Runs Keel as the Claude Agent SDK's `query()` does: `prompt` is one prompt (one turn), or an
- * `AsyncIterable` of user messages (streaming input: one turn per message, in one session, the next
- * message read once the previous turn's `result` is out). The returned {@link Query} yields the
- * session's messages; nothing runs before the first `next()`.
+ * `AsyncIterable` of user messages (streaming input: one turn per message, in one session; each
+ * message is queued as soon as it is yielded, runs when no turn runs, by its `priority`, and the
+ * query ends once the input has ended and every queued message has run). The returned
+ * {@link Query} yields the session's messages, turn by turn in the order they run; nothing runs
+ * before the first `next()`. An `abortController` abort stops the running turn (its `result` is
+ * still yielded), drops the messages that wait and ends the query.
  *
  * @example
  * ```ts
