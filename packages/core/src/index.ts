@@ -122,10 +122,14 @@ export * as TranscriptEntry from "./session/TranscriptEntry.js"
 export * as TranscriptError from "./session/TranscriptError.js"
 /** The writer of one session's transcript. */
 export * as TranscriptRecorder from "./session/TranscriptRecorder.js"
+/** The turn input envelope: what each model turn was built from, recorded once per turn. */
+export * as TurnEnvelope from "./session/TurnEnvelope.js"
 /** A preprocessing stage. */
 export * as Stage from "./turn/Stage.js"
 /** The system prompt in two parts: stable, then the session's own. */
 export * as SystemPrompt from "./prompt/SystemPrompt.js"
+/** The facts a system prompt was built from: instruction files, environment, git. */
+export * as ContextSnapshot from "./prompt/ContextSnapshot.js"
 /** The snip stage. */
 export * as Snip from "./context/Snip.js"
 /** Raw stream events. */

@@ -159,8 +159,11 @@ describe("Session persistence", () => {
       const { lines } = yield* assertTranscript(home, cwd, first)
       // The file state entry comes with the first checkpoint after the Read ran (it may finish before
       // its answer is recorded: calls start while the answer streams).
+      // The prompt, then what its turn was built from (the system prompt once, the envelope), before the model is called.
       assert.deepStrictEqual(lines.filter((e) => e.type !== "file_state").map((e) => e.type), [
         "user",
+        "system_prompt",
+        "envelope",
         "model",
         "assistant",
         "usage",
@@ -172,7 +175,8 @@ describe("Session persistence", () => {
       assert.strictEqual(lines[0].message.content, "read small.txt")
       // Timestamps come from the Clock (the TestClock here).
       assert.isTrue(lines.every((e) => e.timestamp === "1970-01-01T00:00:00.000Z"))
-      assert.deepStrictEqual(lines[1], { ...lines[1], model: "claude-test", fallback: false })
+      const modelEntry = lines.find((e) => e.type === "model")
+      assert.deepStrictEqual(modelEntry, { ...modelEntry, model: "claude-test", fallback: false })
 
       const firstId = yield* first.sessionId
       const [second, model] = yield* openWithModel(kernel([TestModel.text("Still small.")], home), { cwd, resume: firstId })
@@ -309,7 +313,8 @@ describe("Session persistence", () => {
       const [request] = yield* model.requests
       assert.deepStrictEqual(Invariants.requestViolations(request!.messages), [])
       const { lines } = yield* assertTranscript(crashed, cwd, resumed)
-      assert.deepStrictEqual(lines.slice(-4).map((e) => e.type), ["user", "user", "assistant", "usage"])
+      // The resumed turn's envelope names the prompt the file already holds: no second system_prompt.
+      assert.deepStrictEqual(lines.slice(-5).map((e) => e.type), ["user", "user", "envelope", "assistant", "usage"])
     }))
 
   it.scoped("a truncated last line: resume warns, cuts it and goes on; the file replays afterwards", () =>
@@ -322,7 +327,7 @@ describe("Session persistence", () => {
       const messages = yield* collect(resumed.submit("second"))
       const warning = messages.find((m) => m.type === "system" && m.subtype === "informational") as SdkMessage.Informational
       assert.strictEqual(warning.level, "warning")
-      assert.match(warning.content, /:5: the last line is incomplete \(the process stopped while writing it\); it was skipped$/)
+      assert.match(warning.content, /:7: the last line is incomplete \(the process stopped while writing it\); it was skipped$/)
       assert.isFalse(fs.readFileSync(file, "utf8").includes("cut-he"))
       const { loaded } = yield* assertTranscript(home, cwd, resumed)
       assert.deepStrictEqual(loaded.warnings, [])

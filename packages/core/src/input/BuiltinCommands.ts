@@ -1,7 +1,8 @@
 /**
  * The commands every session has, the default `Commands` layer: `/compact [instructions]`,
  * `/clear`, `/context` (what the context window holds), `/cost` (the session's cost and tokens per
- * model), `/model [name]` (show the model, or switch later turns to another) and `/help`.
+ * model), `/model [name]` (show the model, or switch later turns to another), `/goal` (the
+ * session's persistent goal, see `GoalCommand`) and `/help`.
  *
  * @since 0.1.0
  */
@@ -12,7 +13,9 @@ import * as Ref from "effect/Ref"
 import * as ContextUsage from "../context/ContextUsage.js"
 import * as Cost from "../session/Cost.js"
 import * as Pricing from "../session/Pricing.js"
+import * as TurnEnvelope from "../session/TurnEnvelope.js"
 import { type Command, type CommandContext, CommandResult, type Commands, layer as commandsLayer } from "./Commands.js"
+import * as GoalCommand from "./GoalCommand.js"
 import * as SlashCommand from "./SlashCommand.js"
 
 /** What `/model` aliases stand for (`default`: the session's starting model). @category Constants */
@@ -34,16 +37,35 @@ export const cost = (context: CommandContext): Effect.Effect<CommandResult> =>
     return ok(Cost.format(report, { apiMs, wallMs: now - context.startedAt }))
   })
 
-/** `/context`: the context window by category (system prompt, tools, messages, free space). @category Commands */
-export const contextWindow = (context: CommandContext): Effect.Effect<CommandResult> =>
+/**
+ * `/context`: the context window by category (system prompt, tools, messages, free space), then
+ * what the last turn was built from, as its envelope records it (model and why, system prompt and
+ * where its context came from: instruction files, environment, git; tools and permissions), and
+ * what the next turn sends. `/context refresh` first builds the context again (instruction files,
+ * environment and git as they are now) for the turns after it: a resumed session otherwise keeps
+ * the one its transcript recorded.
+ *
+ * @category Commands
+ */
+export const contextWindow = (context: CommandContext, args = ""): Effect.Effect<CommandResult> =>
   Effect.gen(function*() {
+    if (args !== "" && args !== "refresh") {
+      return CommandResult.Reply({ text: `/context takes no argument, or "refresh"; got "${args}".`, isError: true })
+    }
+    if (args === "refresh") yield* context.refreshContext
     const usage = ContextUsage.measure({
       model: yield* Ref.get(context.model),
       system: yield* context.system,
       tools: context.tools,
       messages: yield* Ref.get(context.state.messages)
     })
-    return ok(ContextUsage.format(usage))
+    const envelope = yield* context.envelope
+    const next = yield* context.nextContext
+    const lines = [ContextUsage.format(usage), ""]
+    if (envelope !== undefined) lines.push(...TurnEnvelope.describe(envelope))
+    else lines.push("No turn yet: each turn records what it was built from.")
+    lines.push(...TurnEnvelope.describeNext(next, envelope, args === "refresh"))
+    return ok(lines.join("\n"))
   })
 
 /**
@@ -86,9 +108,10 @@ export const all: ReadonlyArray<Command> = [
   },
   {
     name: "context",
-    description: "Show what the context window holds: system prompt, tools, messages, free space",
+    argumentHint: "[refresh]",
+    description: "Show what the context window holds and what the last turn was built from (refresh: rebuild it now)",
     source: "builtin",
-    run: (_, context) => contextWindow(context)
+    run: (args, context) => contextWindow(context, args)
   },
   {
     name: "cost",
@@ -103,6 +126,7 @@ export const all: ReadonlyArray<Command> = [
     source: "builtin",
     run: (args, context) => model(context, args)
   },
+  GoalCommand.command,
   {
     name: "help",
     description: "Show the commands and how to attach files with @path",

@@ -20,6 +20,7 @@ import type { UserMessage } from "../message/Message.js"
 import type { ModelRequest, ToolDefinition } from "../model/ModelRequest.js"
 import type * as Pricing from "../session/Pricing.js"
 import type * as SessionState from "../session/SessionState.js"
+import type * as TurnEnvelope from "../session/TurnEnvelope.js"
 
 /** What a command tells the session to do. @category Models */
 export type CommandResult = Data.TaggedEnum<{
@@ -55,6 +56,18 @@ export interface CommandContext {
   readonly startedAt: number
   /** Every command of the session (for `/help`). */
   readonly commands: ReadonlyArray<Command>
+  /**
+   * The last turn's envelope: what it was built from (a resumed transcript's last until the first
+   * turn; `undefined` before the first turn of a new session).
+   */
+  readonly envelope: Effect.Effect<TurnEnvelope.TurnEnvelope | undefined>
+  /** The system prompt the next turn sends (its sha256) and where its context came from. */
+  readonly nextContext: Effect.Effect<{ readonly hash: string; readonly context: TurnEnvelope.ContextInfo }>
+  /**
+   * Builds the session's context again now (instruction files, environment, git), for the turns
+   * after it (`/context refresh`).
+   */
+  readonly refreshContext: Effect.Effect<void>
 }
 
 /** Where a command comes from. @category Models */
@@ -88,7 +101,7 @@ export class Commands extends Context.Tag("@keel/core/Commands")<Commands, Servi
  *
  * @category Constants
  */
-export const PROTECTED: ReadonlySet<string> = new Set(["clear", "compact", "context", "cost", "help", "model"])
+export const PROTECTED: ReadonlySet<string> = new Set(["clear", "compact", "context", "cost", "goal", "help", "model"])
 
 /**
  * The commands of `sources`, in order: a later command replaces an earlier one of its name (in its

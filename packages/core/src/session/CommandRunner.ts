@@ -158,7 +158,14 @@ export const run = (
     const answer = yield* engine.turnLock.withPermits(1)(command.run(invocation.args, commandContext(engine, current)))
     return CommandResult.$match(answer, {
       Reply: ({ isError, text }) => replyWith(engine, text, isError),
-      Prompt: ({ model, prompt }) => TurnRunner.run(engine, prompt, { signal: options.signal, model }),
+      Prompt: ({ model, prompt }) =>
+        TurnRunner.run(engine, prompt, {
+          signal: options.signal,
+          model,
+          turnId: options.turnId,
+          metadata: options.metadata,
+          command: { name: invocation.name, args: invocation.args }
+        }),
       Compact: ({ instructions }) => compactNow(engine, instructions),
       Clear: () => clearNow(engine)
     })

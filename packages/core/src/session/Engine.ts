@@ -30,6 +30,7 @@ import * as SessionState from "./SessionState.js"
 import type { SessionStore } from "./SessionStore.js"
 import type * as Transcript from "./Transcript.js"
 import * as TranscriptRecorder from "./TranscriptRecorder.js"
+import * as TurnEnvelope from "./TurnEnvelope.js"
 
 /** The services a session needs. @category Models */
 export type Requirements =
@@ -57,6 +58,13 @@ export interface Current {
   readonly opened: boolean
   /** Warnings for people from loading (a truncated last line), not shown yet. */
   readonly notices: ReadonlyArray<string>
+  /**
+   * The session's system prompt, resolved at its first use (the first turn) and the same all
+   * session, with where its context came from (assembled, or kept from a resumed transcript).
+   */
+  readonly prompt: Effect.Effect<TurnEnvelope.Prepared>
+  /** The last turn's envelope (a resumed transcript's last, until this session's first turn). */
+  readonly envelope: Ref.Ref<TurnEnvelope.TurnEnvelope | undefined>
 }
 
 /** What the parts of a session share. @category Models */
@@ -81,7 +89,10 @@ export interface Engine {
   readonly turnLock: Effect.Semaphore
   /** Completed to stop the running turn (a fresh one per turn). */
   readonly interrupt: Ref.Ref<Deferred.Deferred<void>>
+  /** The current session's system prompt (see `Current.prompt`). */
   readonly prompt: Effect.Effect<SessionPrompt.Resolved>
+  /** What assembles a new session's prompt. */
+  readonly assembly: ContextAssembly["Type"]
   readonly mentionReader: Mentions.Reader
   /** Models without a price already warned about, as `session id␀model`. */
   readonly warnedUnpriced: Ref.Ref<ReadonlySet<string>>
@@ -118,6 +129,19 @@ export const recorderFor = (
     : Effect.succeed(TranscriptRecorder.disabled)
 
 /**
+ * A session's prompt, resolved at its first use and then kept: over the recorded one of a resumed
+ * transcript (`recorded`), else assembled now (`source`: for a new session, or a refresh).
+ *
+ * @category Constructors
+ */
+export const promptFor = (
+  engine: Pick<Engine, "options" | "assembly">,
+  recorded?: TurnEnvelope.Recorded | undefined,
+  source: "assembled" | "refreshed" = "assembled"
+): Effect.Effect<Effect.Effect<TurnEnvelope.Prepared>> =>
+  Effect.cached(TurnEnvelope.prepare(engine.options, engine.assembly, recorded, source))
+
+/**
  * `/clear`: a new session in this one, with a new id, fresh state and a new transcript whose first
  * entry says it follows `previous`. Its `system`/`init` counts as sent (the caller sends it).
  *
@@ -134,7 +158,10 @@ export const cleared = (engine: Engine, previous: Current): Effect.Effect<Curren
       recorder,
       init: { ...previous.init, session_id: id, uuid: engine.ids.uuid() },
       opened: true,
-      notices: []
+      notices: [],
+      // A new session: its context is assembled afresh (git, instruction files, the date as they are now).
+      prompt: yield* promptFor(engine),
+      envelope: yield* Ref.make<TurnEnvelope.TurnEnvelope | undefined>(undefined)
     }
   })
 
@@ -180,11 +207,28 @@ export const commandContext = (engine: Engine, current: Current): CommandContext
   defaultModel: engine.options.model,
   pricing: engine.pricing,
   maxOutputTokens: engine.maxTokens,
-  system: Effect.map(engine.prompt, (r) => r.request.system),
+  system: Effect.map(current.prompt, (p) => p.resolved.request.system),
   tools: engine.registry.definitions,
   startedAt: engine.startedAt,
-  commands: engine.commands.commands
+  commands: engine.commands.commands,
+  envelope: Ref.get(current.envelope),
+  nextContext: Effect.flatMap(Ref.get(engine.current), (c) =>
+    Effect.map(c.prompt, (p) => ({ hash: p.record.hash, context: p.context }))),
+  refreshContext: refreshContext(engine, current)
 })
+
+/**
+ * `/context refresh`: the current session's prompt assembled again now, for its later turns (the
+ * cached prefix after the tools is written again once).
+ *
+ * @category Steps
+ */
+export const refreshContext = (engine: Engine, current: Current): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const prompt = yield* promptFor(engine, undefined, "refreshed")
+    yield* prompt
+    yield* Ref.update(engine.current, (c) => (c.id === current.id ? { ...c, prompt } : c))
+  })
 
 /** Warnings from the transcript (a failed write) as messages of the current session. @category Steps */
 export const warnings = (engine: Engine, current: Current, texts: ReadonlyArray<string>): Array<SdkMessage.SdkMessage> => {

@@ -100,6 +100,17 @@ export interface Options {
   readonly mentionReader?: Tool.Any | undefined
   /** Further Messages API parameters for every request. */
   readonly params?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * Why `model` is the session's model, as each turn's envelope records it (`TurnEnvelope`):
+   * `default` (the configured default; the default), `flag` (the user named it, `--model`) or
+   * `resumed` (the resumed transcript's).
+   */
+  readonly modelSource?: "default" | "flag" | "resumed" | undefined
+  /**
+   * The fallback models the `ModelClient` is decorated with (`Fallback`), as each turn's envelope
+   * records them; the fallback layer, not this option, does the switching.
+   */
+  readonly fallbackModels?: ReadonlyArray<string> | undefined
 }
 
 /** Options that start a new session (no `resume`, no `continue`): making it cannot fail. @category Models */
@@ -112,4 +123,8 @@ export interface NewSession {
 export interface SubmitOptions {
   /** Aborting it stops the turn, as `interrupt` does (for embedders outside Effect). */
   readonly signal?: AbortSignal | undefined
+  /** The turn's id in its envelope (`TurnEnvelope`); default a new id from the `Ids` service. */
+  readonly turnId?: string | undefined
+  /** What the caller wants recorded with the turn, in its envelope (JSON values). */
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined
 }

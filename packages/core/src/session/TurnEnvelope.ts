@@ -369,3 +369,28 @@ export const describe = (envelope: TurnEnvelope): ReadonlyArray<string> => {
     `Permissions: ${toolPolicy.permissionMode}${rules}`
   ]
 }
+
+/**
+ * What the next turn sends, for people (`/context`): the same system prompt as the last turn
+ * (`last`), or another (after a refresh, in a new session), with its context.
+ *
+ * @category Rendering
+ */
+export const describeNext = (
+  next: { readonly hash: string; readonly context: ContextInfo },
+  last: TurnEnvelope | undefined,
+  refreshed = false
+): ReadonlyArray<string> => {
+  const lines = refreshed ? ["", "Refreshed the context: instruction files, environment and git as they are now."] : [""]
+  if (last !== undefined && last.systemPrompt === next.hash) {
+    const kept = next.context.source === "resumed" && last.context.source !== "resumed"
+      ? ", kept from the resumed session (the prompt cache holds; /context refresh rebuilds it)"
+      : ""
+    return [...lines, `Next turn: the same system prompt${kept}.`]
+  }
+  return [
+    ...lines,
+    `Next turn: system prompt sha256 ${next.hash.slice(0, 12)} · context ${sources[next.context.source]}`,
+    ...(next.context.snapshot !== undefined ? ContextSnapshot.describe(next.context.snapshot).map((l) => `  ${l}`) : [])
+  ]
+}
