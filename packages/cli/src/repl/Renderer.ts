@@ -2,7 +2,8 @@
  * Renders a session's messages in the terminal as they arrive: the answer streams as Markdown,
  * each tool call is a line (tool and short input) followed by its outcome and time, long calls show
  * their progress in place, and retries, compactions and denials are short notices. After each turn,
- * errors in red and the status line.
+ * errors in red and the status line. Under a live input line (`Output.live`), the answer's
+ * unfinished line and the working indicator or progress show in the live area below the output.
  *
  * @since 0.1.0
  */
@@ -20,6 +21,18 @@ export interface Output {
   readonly isTTY: boolean
   /** The terminal's width in columns. */
   readonly columns: () => number
+  /**
+   * The live area under the output, when the input line stays open below it (`Screen`): the
+   * answer's unfinished line and the working indicator show there instead of being written and
+   * rewritten in place.
+   */
+  readonly live?: Live | undefined
+}
+
+/** The parts of the live area the renderer fills. @category Models */
+export interface Live {
+  readonly partial: (text: string) => void
+  readonly status: (text: string | undefined) => void
 }
 
 /** What the renderer is built with. @category Models */
@@ -108,6 +121,7 @@ export class Renderer {
 
   private endAnswer(): void {
     if (this.markdown !== undefined) {
+      this.options.out.live?.partial("")
       this.erasePartial()
       this.write(this.markdown.end())
       this.markdown = undefined
@@ -132,6 +146,11 @@ export class Renderer {
     const rendered = this.markdown.push(text)
     if (!this.options.out.isTTY) return this.write(rendered)
     const partial = this.markdown.partial().replace(/\t/g, "  ")
+    const { live } = this.options.out
+    if (live !== undefined) {
+      this.write(rendered)
+      return live.partial(partial)
+    }
     if (rendered === "" && partial.startsWith(this.partialShown)) {
       this.write(partial.slice(this.partialShown.length))
       this.partialShown = partial
@@ -145,6 +164,7 @@ export class Renderer {
 
   private progress(text: string): void {
     if (!this.options.out.isTTY) return
+    if (this.options.out.live !== undefined) return this.options.out.live.status(text)
     this.endAnswer()
     if (!this.atLineStart && !this.transient) this.write("\n")
     this.write(`\r\x1b[2K${text}`)
@@ -155,6 +175,11 @@ export class Renderer {
   /** While the model has not answered yet: a transient "working" line (terminals only). */
   waiting(): void {
     this.progress(this.options.style.dim("✻ working… (Esc or Ctrl+C to interrupt)"))
+  }
+
+  /** The turn is over: the working indicator goes (live area only; elsewhere the next write replaces it). */
+  idle(): void {
+    this.options.out.live?.status(undefined)
   }
 
   /** Renders one message of the session. */

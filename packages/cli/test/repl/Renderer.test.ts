@@ -2,16 +2,16 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SdkMessage } from "@keel/core"
 import { blockRenderer, codeHighlighter, MarkdownStream } from "../../src/repl/Markdown.js"
 import * as Notice from "../../src/repl/Notice.js"
-import { Renderer } from "../../src/repl/Renderer.js"
+import { type Live, Renderer } from "../../src/repl/Renderer.js"
 import * as Style from "../../src/repl/Style.js"
 
 const stamp = { uuid: "u", session_id: "s" }
 
-const renderer = (isTTY: boolean, columns = 80) => {
+const renderer = (isTTY: boolean, columns = 80, live?: Live) => {
   let out = ""
   let now = 0
   const r = new Renderer({
-    out: { write: (t) => (out += t), isTTY, columns: () => columns },
+    out: { write: (t) => (out += t), isTTY, columns: () => columns, live },
     style: Style.make(false),
     cwd: "/p",
     markdown: () => new MarkdownStream(blockRenderer({ color: false, width: columns }), codeHighlighter(false)),
@@ -40,6 +40,25 @@ const usage = {
   cache_creation: { ephemeral_1h_input_tokens: 0, ephemeral_5m_input_tokens: 0 }
 } as unknown as SdkMessage.NonNullableUsage
 
+/** A tool's progress after `seconds`. */
+const progress = (seconds: number): SdkMessage.SdkMessage => ({
+  type: "tool_progress",
+  tool_use_id: "t1",
+  tool_name: "Bash",
+  parent_tool_use_id: null,
+  elapsed_time_seconds: seconds,
+  ...stamp
+})
+
+/** The result of tool call `t1`. */
+const toolResult = (content: string): SdkMessage.SdkMessage =>
+  ({
+    type: "user",
+    message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content }] },
+    parent_tool_use_id: null,
+    ...stamp
+  }) as SdkMessage.SdkMessage
+
 const assistant = (content: Array<unknown>): SdkMessage.SdkMessage =>
   ({
     type: "assistant",
@@ -58,6 +77,32 @@ describe("Renderer", () => {
     assert.strictEqual(out(), "Hello **big" + "\r\x1b[1A\x1b[J" + "Hello big world\n")
   })
 
+  it("under a live input line, the unfinished line and the progress go to the live area; only finished lines are written", () => {
+    const area: Array<string> = []
+    const { advance, out, r } = renderer(true, 80, {
+      partial: (text) => area.push(`partial:${text}`),
+      status: (text) => area.push(`status:${text ?? "-"}`)
+    })
+    r.waiting()
+    r.render(delta("Hello **big"))
+    r.render(delta("** world\nand"))
+    r.render(assistant([{ type: "tool_use", id: "t1", name: "Bash", input: { command: "make" } }]))
+    r.render(progress(1))
+    advance(1_200)
+    r.render(toolResult("ok"))
+    r.idle()
+    assert.strictEqual(out(), "Hello big world\nand\n● Bash(make)\n  ⎿ ok · 1.2 s\n")
+    assert.deepStrictEqual(area, [
+      "status:✻ working… (Esc or Ctrl+C to interrupt)",
+      "partial:Hello **big",
+      "partial:and",
+      "partial:",
+      "status:  ⎿ Bash(make) running… 1 s",
+      "status:✻ working… (Esc or Ctrl+C to interrupt)",
+      "status:-"
+    ])
+  })
+
   it("through a pipe, prints only complete rendered lines", () => {
     const { out, r } = renderer(false)
     r.render(delta("Hello **big"))
@@ -70,15 +115,10 @@ describe("Renderer", () => {
   it("a tool call is a line, its progress replaces itself in place, and its outcome follows with the time", () => {
     const { advance, out, r } = renderer(true)
     r.render(assistant([{ type: "tool_use", id: "t1", name: "Bash", input: { command: "make" } }]))
-    r.render({ type: "tool_progress", tool_use_id: "t1", tool_name: "Bash", parent_tool_use_id: null, elapsed_time_seconds: 1, ...stamp })
-    r.render({ type: "tool_progress", tool_use_id: "t1", tool_name: "Bash", parent_tool_use_id: null, elapsed_time_seconds: 2, ...stamp })
+    r.render(progress(1))
+    r.render(progress(2))
     advance(2_500)
-    r.render({
-      type: "user",
-      message: { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "built\nok" }] },
-      parent_tool_use_id: null,
-      ...stamp
-    } as SdkMessage.SdkMessage)
+    r.render(toolResult("built\nok"))
     assert.strictEqual(
       out(),
       "● Bash(make)\n" +
