@@ -28,7 +28,14 @@ import * as nodePath from "node:path"
 import { homeConfig } from "../context/ContextManagement.js"
 import * as Transcript from "./Transcript.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
-import { type LoadError, SessionExists, SessionNotFound, TranscriptIoError } from "./TranscriptError.js"
+import {
+  type CorruptTranscript,
+  type ForeignTranscript,
+  type LoadError,
+  SessionExists,
+  SessionNotFound,
+  TranscriptIoError
+} from "./TranscriptError.js"
 
 /** A session of a folder, as listings show it. @category Models */
 export interface SessionInfo {
@@ -68,6 +75,8 @@ export interface Service {
   readonly cutTail: (cwd: string, loaded: Transcript.Loaded) => Effect.Effect<void, TranscriptIoError>
   /** Replays a session's transcript. */
   readonly load: (cwd: string, sessionId: string) => Effect.Effect<Transcript.Loaded, LoadError>
+  /** Replays a session's transcript and keeps its entries, in order (for read models and exports). */
+  readonly loadEntries: (cwd: string, sessionId: string) => Effect.Effect<Transcript.Decoded, LoadError>
   /** Whether a session of `cwd` has a transcript. */
   readonly exists: (cwd: string, sessionId: string) => Effect.Effect<boolean, TranscriptIoError>
   /** The sessions of `cwd`, most recently written first. */
@@ -170,6 +179,39 @@ export const make = (options: { readonly home: string; readonly files: Files }):
       return out as ReadonlyArray<SessionInfo>
     })
 
+  /** Reads session `sessionId`'s file and replays it with `parse` (`Transcript.parse` or `parseEntries`). */
+  const replay = <A>(
+    cwd: string,
+    sessionId: string,
+    parse: (
+      bytes: Uint8Array,
+      options: { readonly file: string; readonly sessionId: string }
+    ) => Either.Either<A, CorruptTranscript | ForeignTranscript>
+  ): Effect.Effect<A, LoadError> =>
+    Effect.gen(function*() {
+      if (!isValidSessionId(sessionId)) {
+        return yield* Effect.fail(
+          new SessionNotFound({
+            sessionId,
+            cwd,
+            directory: directory(cwd),
+            known: [],
+            reason: "that is not a session id (letters, digits, '.', '_' and '-')"
+          })
+        )
+      }
+      const file = fileOf(cwd, sessionId)
+      const bytes = yield* files.read(file)
+      if (Option.isNone(bytes)) {
+        const known = yield* Effect.orElseSucceed(list(cwd), () => [])
+        return yield* Effect.fail(
+          new SessionNotFound({ sessionId, cwd, directory: directory(cwd), known: known.map((s) => s.sessionId) })
+        )
+      }
+      const parsed = parse(bytes.value, { file, sessionId })
+      return Either.isLeft(parsed) ? yield* Effect.fail(parsed.left) : parsed.right
+    })
+
   return {
     directory,
     fileOf,
@@ -185,30 +227,8 @@ export const make = (options: { readonly home: string; readonly files: Files }):
     sync: (cwd, sessionId) => files.sync(fileOf(cwd, sessionId)),
     cutTail: (cwd, loaded) =>
       loaded.tail.truncated ? files.truncate(fileOf(cwd, loaded.sessionId), loaded.tail.validBytes) : Effect.void,
-    load: (cwd, sessionId) =>
-      Effect.gen(function*() {
-        if (!isValidSessionId(sessionId)) {
-          return yield* Effect.fail(
-            new SessionNotFound({
-              sessionId,
-              cwd,
-              directory: directory(cwd),
-              known: [],
-              reason: "that is not a session id (letters, digits, '.', '_' and '-')"
-            })
-          )
-        }
-        const file = fileOf(cwd, sessionId)
-        const bytes = yield* files.read(file)
-        if (Option.isNone(bytes)) {
-          const known = yield* Effect.orElseSucceed(list(cwd), () => [])
-          return yield* Effect.fail(
-            new SessionNotFound({ sessionId, cwd, directory: directory(cwd), known: known.map((s) => s.sessionId) })
-          )
-        }
-        const parsed = Transcript.parse(bytes.value, { file, sessionId })
-        return Either.isLeft(parsed) ? yield* Effect.fail(parsed.left) : parsed.right
-      }),
+    load: (cwd, sessionId) => replay(cwd, sessionId, Transcript.parse),
+    loadEntries: (cwd, sessionId) => replay(cwd, sessionId, Transcript.parseEntries),
     exists: (cwd, sessionId) =>
       isValidSessionId(sessionId)
         ? Effect.map(files.list(directory(cwd)), (fs) => fs.some((f) => f.name === `${sessionId}.jsonl`))
@@ -355,6 +375,8 @@ export const layerNoop: Layer.Layer<SessionStore> = Layer.succeed(SessionStore, 
   sync: () => Effect.void,
   cutTail: () => Effect.void,
   load: (cwd, sessionId) =>
+    Effect.fail(new SessionNotFound({ sessionId, cwd, directory: "nowhere", known: [], reason: "sessions are not kept" })),
+  loadEntries: (cwd, sessionId) =>
     Effect.fail(new SessionNotFound({ sessionId, cwd, directory: "nowhere", known: [], reason: "sessions are not kept" })),
   exists: () => Effect.succeed(false),
   list: () => Effect.succeed([]),

@@ -333,6 +333,34 @@ const apply = (replay: Replay, entry: TranscriptEntry.Entry): Either.Either<void
 export const parse = (
   bytes: Uint8Array,
   options: { readonly file: string; readonly sessionId: string }
+): Either.Either<Loaded, CorruptTranscript | ForeignTranscript> => replayBytes(bytes, options, undefined)
+
+/** A transcript replayed, with its entries in the order of the file: what read models project. @category Models */
+export interface Decoded {
+  readonly loaded: Loaded
+  /** Every entry that replayed (a truncated last line excluded), decoded. */
+  readonly entries: ReadonlyArray<TranscriptEntry.Entry>
+}
+
+/**
+ * {@link parse}, keeping the decoded entries as well: for projections of the facts (the read model,
+ * exports), which need each entry in order and not only what they replay to.
+ *
+ * @category Parsing
+ */
+export const parseEntries = (
+  bytes: Uint8Array,
+  options: { readonly file: string; readonly sessionId: string }
+): Either.Either<Decoded, CorruptTranscript | ForeignTranscript> => {
+  const entries: Array<TranscriptEntry.Entry> = []
+  return Either.map(replayBytes(bytes, options, entries), (loaded) => ({ loaded, entries }))
+}
+
+/** Replays a file's bytes (see {@link parse}), pushing each entry that replayed onto `collect` when given. */
+const replayBytes = (
+  bytes: Uint8Array,
+  options: { readonly file: string; readonly sessionId: string },
+  collect: Array<TranscriptEntry.Entry> | undefined
 ): Either.Either<Loaded, CorruptTranscript | ForeignTranscript> => {
   const { file, sessionId } = options
   const replay: Replay = {
@@ -386,6 +414,7 @@ export const parse = (
     if (Either.isLeft(entry)) return rejected(lineNo, entry.left)
     const applied = apply(replay, entry.right)
     if (Either.isLeft(applied)) return rejected(lineNo, applied.left)
+    collect?.push(entry.right)
     replay.lastUuid = entry.right.uuid
     replay.entries++
     replay.validBytes = next
