@@ -147,7 +147,7 @@ describe("TurnEnvelope", () => {
       }),
       "u-1"
     )
-    const base = { sessionId: "s", timestamp: "1970-01-01T00:00:00.000Z", cwd, version: TranscriptEntry.VERSION }
+    const base = { sessionId: "s", timestamp: "1970-01-01T00:00:00.000Z", cwd, version: TranscriptEntry.VERSION } as const
     const lines = [
       TranscriptEntry.encodeLine({ type: "user", uuid: "u-1", parentUuid: null, ...base, message: Message.user("explain @a.ts") }),
       TranscriptEntry.encodeLine({ type: "system_prompt", uuid: "p-1", parentUuid: "u-1", ...base, ...record }),
@@ -169,7 +169,7 @@ describe("TurnEnvelope", () => {
   })
 
   it("an envelope naming a system prompt that no entry before it stores is a corrupt transcript", () => {
-    const base = { sessionId: "s", timestamp: "1970-01-01T00:00:00.000Z", cwd, version: TranscriptEntry.VERSION }
+    const base = { sessionId: "s", timestamp: "1970-01-01T00:00:00.000Z", cwd, version: TranscriptEntry.VERSION } as const
     const envelope = TurnEnvelope.make({
       turnId: "t",
       prepared: { record: { hash: "f".repeat(64) }, context: { source: "custom" } },

@@ -1,8 +1,7 @@
 /**
  * The commands every session has, the default `Commands` layer: `/compact [instructions]`,
  * `/clear`, `/context` (what the context window holds), `/cost` (the session's cost and tokens per
- * model), `/model [name]` (show the model, or switch later turns to another), `/goal` (the
- * session's persistent goal, see `GoalCommand`) and `/help`.
+ * model), `/model [name]` (show the model, or switch later turns to another) and `/help`.
  *
  * @since 0.1.0
  */
@@ -15,7 +14,6 @@ import * as Cost from "../session/Cost.js"
 import * as Pricing from "../session/Pricing.js"
 import * as TurnEnvelope from "../session/TurnEnvelope.js"
 import { type Command, type CommandContext, CommandResult, type Commands, layer as commandsLayer } from "./Commands.js"
-import * as GoalCommand from "./GoalCommand.js"
 import * as SlashCommand from "./SlashCommand.js"
 
 /** What `/model` aliases stand for (`default`: the session's starting model). @category Constants */
@@ -126,7 +124,6 @@ export const all: ReadonlyArray<Command> = [
     source: "builtin",
     run: (args, context) => model(context, args)
   },
-  GoalCommand.command,
   {
     name: "help",
     description: "Show the commands and how to attach files with @path",
