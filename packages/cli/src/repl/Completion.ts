@@ -7,7 +7,10 @@
 import { BuiltinCommands, type SlashCommand } from "@keel/core"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Completer } from "./LineEditor.js"
+import * as InputLine from "./InputLine.js"
+
+/** Completes the text before the cursor: candidates and the part they replace (readline's shape). @category Models */
+export type Completer = (line: string) => [Array<string>, string]
 
 /** The commands the REPL answers itself (the session answers the rest). @category Constants */
 export const REPL_COMMANDS: ReadonlyArray<SlashCommand.Command> = [
@@ -62,4 +65,32 @@ const complete = (cwd: string, commandNames: ReadonlyArray<string>, line: string
     return [mentionCandidates(cwd, word.slice(1)), word]
   }
   return [[], line]
+}
+
+/** The longest start all of `words` share. */
+const commonStart = (words: ReadonlyArray<string>): string =>
+  words.reduce((common, word) => {
+    let i = 0
+    while (i < common.length && i < word.length && common[i] === word[i]) i++
+    return common.slice(0, i)
+  })
+
+/**
+ * Tab at `line`: a single candidate replaces the word before the cursor; several complete it to
+ * the start they share, and when that adds nothing, a second Tab in a row (`again`) lists them.
+ *
+ * @category Completing
+ */
+export const tab = (
+  line: InputLine.InputLine,
+  complete: Completer,
+  again: boolean
+): { readonly line: InputLine.InputLine; readonly listed?: ReadonlyArray<string> } => {
+  const [candidates, word] = complete(InputLine.beforeCursor(line))
+  if (candidates.length === 0) return { line }
+  const common = candidates.length === 1 ? candidates[0]! : commonStart(candidates)
+  if (common.length > word.length && common.startsWith(word)) {
+    return { line: InputLine.replaceBefore(line, word.length, common) }
+  }
+  return again && candidates.length > 1 ? { line, listed: candidates.map((c) => c.trimEnd()) } : { line }
 }

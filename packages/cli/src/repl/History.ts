@@ -1,13 +1,13 @@
 /**
  * The REPL's input history, kept across runs in `$KEEL_HOME/history.jsonl`: one JSON string a line
- * (so multi-line prompts survive), the last {@link LineEditor.HISTORY_SIZE} kept. A file that
+ * (so multi-line prompts survive), the last {@link InputLine.HISTORY_SIZE} kept. A file that
  * cannot be read or written is no history, never an error.
  *
  * @since 0.1.0
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { HISTORY_SIZE } from "./LineEditor.js"
+import { HISTORY_SIZE } from "./InputLine.js"
 
 /** The history file under `home`. @category Files */
 export const file = (home: string): string => path.join(home, "history.jsonl")

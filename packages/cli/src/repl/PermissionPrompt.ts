@@ -8,7 +8,30 @@
 import type { Permissions } from "@keel/core"
 import type * as Style from "./Style.js"
 import * as ToolLine from "./ToolLine.js"
-import * as TurnKeys from "./TurnKeys.js"
+
+/** An answer to a permission question. @category Models */
+export type Answer = "once" | "always" | "deny"
+
+/** The key of each answer. @category Constants */
+export const ANSWER_KEYS: Readonly<Record<string, Answer>> = { y: "once", a: "always", n: "deny" }
+
+/** Answers by key, in a terminal. @category Models */
+export interface Keys {
+  /** Waits for the answer key of a question (Ctrl+C or Esc deny; an aborted `signal` resolves "deny"). */
+  readonly ask: (signal: AbortSignal) => Promise<Answer>
+}
+
+/**
+ * The answer a key gives (`undefined`: the key is no answer, the question waits on): y, a, n, or
+ * no for Ctrl+C and Esc.
+ *
+ * @category Deciding
+ */
+export const answerOf = (
+  text: string | undefined,
+  key: { readonly name?: string | undefined; readonly ctrl?: boolean | undefined } | undefined
+): Answer | undefined =>
+  (key?.ctrl === true && key.name === "c") || key?.name === "escape" ? "deny" : ANSWER_KEYS[(text ?? "").toLowerCase()]
 
 /** Where the question is asked and how it is answered. @category Models */
 export interface Options {
@@ -17,7 +40,7 @@ export interface Options {
   /** Prints a line of the question. */
   readonly say: (text: string) => void
   /** The terminal's keys (one key answers); without them, `line` reads the answer. */
-  readonly keys: TurnKeys.TurnKeys | undefined
+  readonly keys: Keys | undefined
   /** The next line typed (from a pipe). */
   readonly line: () => Promise<string | undefined>
 }
@@ -38,9 +61,9 @@ export const make = (options: Options): Permissions.CanUseTool => {
     const label = ToolLine.describeCall(toolName, toolInput, options.cwd)
     say(`${style.yellow("?")} ${style.bold(`Allow ${label}?`)} ${style.dim(`(${reason})`)}`)
     say(style.dim(`  [y] yes, once   [a] yes, and don't ask again for ${key} this session   [n] no (Esc)`))
-    const answer: TurnKeys.Answer = options.keys !== undefined
+    const answer: Answer = options.keys !== undefined
       ? await options.keys.ask(signal)
-      : TurnKeys.ANSWER_KEYS[((await options.line()) ?? "n").trim().toLowerCase().slice(0, 1)] ?? "deny"
+      : ANSWER_KEYS[((await options.line()) ?? "n").trim().toLowerCase().slice(0, 1)] ?? "deny"
     if (answer === "always") allowedAlways.add(key)
     say(style.dim(`  → ${answer === "deny" ? "denied" : answer === "always" ? `allowed for this session` : "allowed once"}`))
     return answer === "deny"

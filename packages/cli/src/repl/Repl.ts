@@ -1,30 +1,37 @@
 /**
- * The interactive REPL (`keel` without `-p`): one session, a prompt at a time. The answer streams
- * as Markdown, tool calls are lines with outcome and time, a status line follows each turn
- * (model, context, cost), Ctrl+C interrupts a running turn, and a permission `ask` is a question
- * answered with a key: once, always for this session, or no. Slash commands go to the session
- * (`/help`, `/cost`, `/compact`, `/clear`, `/model`, `/context`), except `/resume` and `/exit`,
- * which the REPL answers. Runs on the same Layer graph as headless mode (`Runtime`).
+ * The interactive REPL (`keel` without `-p`): one session, whose turns all go through its runtime
+ * (`TurnQueue` over `SessionRuntime`). In a terminal the input line stays open under the output
+ * (`Screen`, `TerminalInput`): a prompt entered while a turn runs is queued and listed under the
+ * line, ↑ on an empty line pulls the last one back for editing, Esc drops it; turns print whole, in
+ * the order they run. The answer streams as Markdown, tool calls are lines with outcome and time,
+ * a status line follows each turn (model, context, cost), Esc or Ctrl+C interrupts the running turn
+ * (what is queued runs next), and a permission `ask` is a question answered with a key. Slash
+ * commands go to the session (`/help`, `/cost`, `/compact`, `/clear`, `/model`, `/context`), except
+ * `/resume` and `/exit`, which the REPL answers when their turn comes. From a pipe, each line is a
+ * prompt, run to its end before the next is read. Runs on the same Layer graph as headless mode
+ * (`Runtime`).
  *
  * @since 0.1.0
  */
-import { Commands, ContextManagement, type SdkMessage, TokenEstimate } from "@keel/core"
+import { Commands, ContextManagement, type SdkMessage, type Session, TokenEstimate } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type { Flags } from "../Flags.js"
 import * as Runtime from "../Runtime.js"
 import * as Completion from "./Completion.js"
+import * as Footer from "./Footer.js"
 import * as History from "./History.js"
 import * as LineEditor from "./LineEditor.js"
 import { blockRenderer, codeHighlighter, MarkdownStream } from "./Markdown.js"
-import { Renderer } from "./Renderer.js"
 import * as PermissionPrompt from "./PermissionPrompt.js"
+import { Renderer } from "./Renderer.js"
 import * as ResumeCommand from "./ResumeCommand.js"
+import * as Screen from "./Screen.js"
 import * as Style from "./Style.js"
-import * as TurnKeys from "./TurnKeys.js"
+import * as TerminalInput from "./TerminalInput.js"
+import * as TurnQueue from "./TurnQueue.js"
 
 /** The terminal the REPL runs in. @category Models */
 export interface Terminal {
@@ -33,13 +40,23 @@ export interface Terminal {
   readonly env: Readonly<Record<string, string | undefined>>
 }
 
-/** The renderer of the session's messages on `term`'s output. */
-const makeRenderer = (term: Terminal, style: Style.Style, cwd: string, windowOverride: number | undefined) =>
+/** The renderer of the session's messages on `term`'s output (above the live area, on a live screen). */
+const makeRenderer = (
+  term: Terminal,
+  style: Style.Style,
+  cwd: string,
+  windowOverride: number | undefined,
+  screen: Screen.Screen | undefined
+) =>
   new Renderer({
     out: {
-      write: (text) => term.output.write(text),
+      write: (text) => (screen !== undefined ? screen.write(text) : term.output.write(text)),
       isTTY: term.input.isTTY === true && term.output.isTTY === true,
-      columns: () => term.output.columns ?? 80
+      columns: () => term.output.columns ?? 80,
+      live: screen === undefined ? undefined : {
+        partial: (text) => screen.set({ partial: text }),
+        status: (text) => screen.set({ status: text })
+      }
     },
     style,
     cwd,
@@ -58,6 +75,82 @@ const helpLines = (style: Style.Style) =>
     `/${c.name}${c.argumentHint !== undefined ? ` ${c.argumentHint}` : ""}  ${style.dim(c.description)}`
   ).join("\n")
 
+/** What the REPL's turns print with. */
+interface Printing {
+  readonly renderer: Renderer
+  readonly screen: Screen.Screen | undefined
+  readonly style: Style.Style
+  /** The session the REPL is in (`/resume` moves to another). */
+  readonly session: () => Session.Service
+  /** The prompt as echoed when its turn starts (a terminal's input line does not keep it); `undefined` from a pipe, which echoes as it reads. */
+  readonly echo: ((text: string) => string) | undefined
+  readonly columns: () => number
+  readonly leave: () => void
+  /** Runs `/resume arg`; moves the REPL to the session it opened, if it did. */
+  readonly resume: (arg: string, queue: TurnQueue.TurnQueue) => Effect.Effect<string>
+}
+
+/** How the REPL prints its turns and answers its own commands (`/exit`, `/resume`). */
+const hooks = (p: Printing, firstSessionId: string): TurnQueue.Hooks => {
+  const { renderer, screen, style } = p
+  // The session the figures of the status line are from: a new one (`/clear`, `/resume`) resets them.
+  let shownSession = firstSessionId
+  return {
+    started: (text) => {
+      if (p.echo !== undefined) renderer.line(p.echo(text))
+      if (!text.trim().startsWith("/")) renderer.waiting()
+    },
+    render: (message) => (screen !== undefined ? screen.batch(() => renderer.render(message)) : renderer.render(message)),
+    ended: (text, result) =>
+      Effect.gen(function*() {
+        renderer.idle()
+        const command = text.trim()
+        if (result === undefined && !isReplCommand(command)) renderer.line(style.red("The turn ended without a result."))
+        if (/^\/help\b/.test(command)) renderer.line(helpLines(style))
+        const id = yield* p.session().sessionId
+        if (id !== shownSession) renderer.reset()
+        shownSession = id
+        renderer.setModel(yield* p.session().model)
+      }),
+    queued: (previews) => screen?.set({ queued: Footer.queuedRows(previews, p.columns(), style) }),
+    refused: (_, reason) => renderer.line(style.red(`Not queued: ${reason}`)),
+    reply: (text, queue) => {
+      const command = text.trim()
+      if (command === "/exit" || command === "/quit") return Effect.sync(() => (p.leave(), []))
+      const resume = /^\/resume(?:\s+(.*))?$/.exec(command)
+      if (resume === null) return undefined
+      return Effect.gen(function*() {
+        const output: SdkMessage.LocalCommandOutput = {
+          type: "system",
+          subtype: "local_command_output",
+          content: yield* p.resume(resume[1]?.trim() ?? "", queue),
+          uuid: crypto.randomUUID(),
+          session_id: yield* p.session().sessionId
+        }
+        return [output]
+      })
+    }
+  }
+}
+
+/** From a pipe: each prompt (`first`, then a line each) runs to its end before the next is read. */
+const readPipe = async (
+  pipe: LineEditor.LineEditor,
+  queue: TurnQueue.TurnQueue,
+  first: string | undefined,
+  leaving: () => boolean
+): Promise<void> => {
+  if (first !== undefined) await queue.submit(first)
+  while (!leaving()) {
+    const read = await pipe.read()
+    if (read._tag === "Exit") break
+    await queue.submit(read.text)
+  }
+  pipe.close()
+}
+
+const isReplCommand = (command: string) => /^\/(exit|quit|resume)\b/.test(command)
+
 /**
  * Runs the REPL until the user leaves; returns the exit code (0, or 1 when the session could not
  * start, 2 for a configuration problem).
@@ -69,17 +162,20 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   const tty = input.isTTY === true && output.isTTY === true
   const style = Style.make(Style.colorEnabled(output.isTTY, term.env))
   const cwd = process.cwd()
-  const write = (text: string) => output.write(text)
+  const screen = tty
+    ? Screen.make({ write: (text) => output.write(text), columns: () => output.columns ?? 80, rows: () => output.rows ?? 24 })
+    : undefined
+  const write = (text: string) => (screen !== undefined ? screen.write(text) : output.write(text))
 
-  const keys = tty ? TurnKeys.terminal(input) : undefined
-  let editor: LineEditor.LineEditor | undefined
+  let keys: TerminalInput.TerminalInput | undefined
+  let pipe: LineEditor.LineEditor | undefined
   let renderer: Renderer | undefined
   const canUseTool = PermissionPrompt.make({
     style,
     cwd,
-    keys,
+    keys: tty ? { ask: (signal) => keys!.ask(signal) } : undefined,
     say: (text) => (renderer !== undefined ? renderer.line(text) : write(`${text}\n`)),
-    line: async () => editor?.answer?.()
+    line: async () => pipe?.answer()
   })
 
   const options: Runtime.Options = { ...flags, cwd, includePartialMessages: true, canUseTool }
@@ -96,96 +192,99 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   const sessionScope = await runtime.runPromise(Scope.make())
   const opened = await runtime.runPromiseExit(Runtime.openSession(options).pipe(Scope.extend(sessionScope)))
   if (Exit.isFailure(opened)) return fail(opened)
-  const current: ResumeCommand.Current = { scope: sessionScope, session: opened.value.session }
+  let current: ResumeCommand.Current = { scope: sessionScope, session: opened.value.session }
   for (const warning of opened.value.warnings) write(style.yellow(`keel: ${warning}\n`))
   const home = await runtime.runPromise(ContextManagement.homeConfig)
   const windowOverride = await runtime.runPromise(TokenEstimate.windowConfig)
 
-  renderer = makeRenderer(term, style, cwd, windowOverride)
+  renderer = makeRenderer(term, style, cwd, windowOverride, screen)
   renderer.setModel(await runtime.runPromise(current.session.model))
-
   const promptText = style.bold(style.cyan("› "))
-  editor = tty
-    ? LineEditor.terminal({
-      input,
-      output,
-      prompt: promptText,
-      continuation: style.dim("… "),
-      completer: Completion.completer(cwd, (await runtime.runPromise(Commands.Commands)).commands),
-      history: History.load(home),
-      onEntry: (entry) => History.append(home, entry),
-      exitHint: style.dim("(press Ctrl+C again to exit, or Ctrl+D)")
-    })
-    : LineEditor.pipe({ input, output, prompt: "" })
+  const continuation = style.dim("… ")
 
   write(
     `${style.bold("Keel")} ${style.dim(`${version} · ${await runtime.runPromise(current.session.model)} · ${cwd}`)}\n` +
       style.dim("/help for commands · Tab completes · \\ at the end of a line goes on · Ctrl+C interrupts\n")
   )
 
-  // SIGINT from outside (kill -INT, or Ctrl+C when stdin is not a terminal): interrupt the turn, or leave.
-  let running = false
   let leaving = false
-  const onSignal = () => {
-    if (running) void runtime.runPromise(current.session.interrupt)
-    else {
+  let leave = () => {}
+  const left = new Promise<void>((resolve) => {
+    leave = () => {
       leaving = true
-      editor?.close()
+      resolve()
     }
+  })
+  const resume = (arg: string, queue: TurnQueue.TurnQueue) =>
+    Effect.gen(function*() {
+      const outcome = yield* Effect.promise(() =>
+        ResumeCommand.run(arg, { runtime, options, debug: flags.debug, cwd, style, current })
+      )
+      if (outcome.opened !== undefined) {
+        const left = current
+        current = outcome.opened
+        yield* queue.switchTo(current.session, Scope.close(left.scope, Exit.void))
+      }
+      return outcome.text
+    })
+  const turnsScope = await runtime.runPromise(Scope.make())
+  const printing: Printing = {
+    renderer,
+    screen,
+    style,
+    session: () => current.session,
+    echo: tty ? (text) => text.split("\n").map((line, i) => `${i === 0 ? promptText : continuation}${line}`).join("\n") : undefined,
+    columns: () => output.columns ?? 80,
+    leave,
+    resume
   }
+  const queue = await runtime.runPromise(
+    TurnQueue.make(current.session, hooks(printing, await runtime.runPromise(current.session.sessionId))).pipe(
+      Scope.extend(turnsScope)
+    )
+  )
+
+  // SIGINT from outside (kill -INT, or Ctrl+C when stdin is not a terminal): interrupt the turn, or leave.
+  const onSignal = () => (queue.running() ? queue.interrupt() : leave())
   process.on("SIGINT", onSignal)
 
-  let typedAhead: ReadonlyArray<TurnKeys.Key> = []
-  const turn = async (prompt: string) => {
-    running = true
-    keys?.start(() => void runtime.runPromise(current.session.interrupt))
-    if (!prompt.trim().startsWith("/")) renderer!.waiting()
-    try {
-      let cleared = false
-      await runtime.runPromise(
-        current.session.submit(prompt).pipe(Stream.runForEach((message: SdkMessage.SdkMessage) =>
-          Effect.sync(() => {
-            if (message.type === "result" && prompt.trim().startsWith("/clear") && !message.is_error) cleared = true
-            renderer!.render(message)
-          })
-        ))
-      )
-      if (cleared) renderer!.reset()
-      renderer!.setModel(await runtime.runPromise(current.session.model))
-    } finally {
-      typedAhead = keys?.stop() ?? []
-      running = false
-    }
-  }
-
   // `keel "prompt"` starts with that prompt.
-  if (flags.prompt !== undefined && flags.prompt.trim() !== "") {
-    write(`${promptText}${flags.prompt}\n`)
-    await turn(flags.prompt)
-  }
-  for (;;) {
-    if (leaving) break
-    const read = await editor.read(typedAhead)
-    typedAhead = []
-    if (read._tag === "Exit") break
-    const text = read.text.trim()
-    if (text === "/exit" || text === "/quit") break
-    const resumeCommand = /^\/resume(?:\s+(.*))?$/.exec(text)
-    if (resumeCommand !== null) {
-      await ResumeCommand.run(resumeCommand[1]?.trim() ?? "", {
-        runtime, options, debug: flags.debug, cwd, style, renderer, current
-      })
-      continue
-    }
-    await turn(read.text)
-    if (/^\/help\b/.test(text)) {
-      renderer.line(helpLines(style))
-    }
+  const first = flags.prompt !== undefined && flags.prompt.trim() !== "" ? flags.prompt : undefined
+  if (screen !== undefined) {
+    keys = TerminalInput.make({
+      input,
+      screen,
+      prompt: promptText,
+      continuation,
+      completer: Completion.completer(cwd, (await runtime.runPromise(Commands.Commands)).commands),
+      history: History.load(home),
+      onEntry: (entry) => History.append(home, entry),
+      exitHint: style.dim("(press Ctrl+C again to exit, or Ctrl+D)"),
+      droppedNote: style.dim("(queued prompt dropped)"),
+      list: (candidates) => renderer!.line(style.dim(candidates.join("  "))),
+      handlers: {
+        submit: (text) => void queue.submit(text),
+        interrupt: queue.interrupt,
+        pullBack: queue.pullBack,
+        exit: leave,
+        situation: () => ({ running: queue.running(), queued: queue.queued() })
+      }
+    })
+    keys.start()
+    if (first !== undefined) void queue.submit(first)
+    await left
+    keys.close()
+  } else {
+    pipe = LineEditor.pipe({ input, output, prompt: "" })
+    if (first !== undefined) write(`${promptText}${first}\n`)
+    await readPipe(pipe, queue, first, () => leaving)
   }
 
   process.off("SIGINT", onSignal)
-  editor.close()
+  await queue.close()
+  screen?.close()
   write(style.dim(`\nResume this session with: keel --resume ${await runtime.runPromise(current.session.sessionId)}\n`))
+  await runtime.runPromise(Scope.close(turnsScope, Exit.void))
   await runtime.runPromise(Scope.close(current.scope, Exit.void))
   await runtime.dispose()
   return 0

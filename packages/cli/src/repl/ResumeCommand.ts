@@ -1,8 +1,9 @@
 /**
  * The REPL's `/resume`: without an argument, the other saved sessions of this folder (newest first,
  * with their age and first prompt); with a number from that list or a session id, a switch to it.
- * The session switched to is opened in a scope of its own before the current one's is closed, so a
- * session that cannot be opened leaves the current one as it was.
+ * The session switched to is opened in a scope of its own while the current one stays open, so a
+ * session that cannot be opened leaves the current one as it was; the caller moves its turns to the
+ * new session and closes the old one's scope once its turns are over.
  *
  * @since 0.1.0
  */
@@ -13,13 +14,18 @@ import type * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Runtime from "../Runtime.js"
-import type { Renderer } from "./Renderer.js"
 import type * as Style from "./Style.js"
 
-/** The session the REPL is in, with the scope it lives in; `/resume` replaces both. @category Models */
+/** A session with the scope it lives in. @category Models */
 export interface Current {
-  scope: Scope.CloseableScope
-  session: Session.Service
+  readonly scope: Scope.CloseableScope
+  readonly session: Session.Service
+}
+
+/** What `/resume` did: what to show, and the session it opened (to switch to), if it did. @category Models */
+export interface Outcome {
+  readonly text: string
+  readonly opened?: Current | undefined
 }
 
 /** What `/resume` works with. @category Models */
@@ -29,7 +35,6 @@ export interface Context {
   readonly debug: boolean
   readonly cwd: string
   readonly style: Style.Style
-  readonly renderer: Renderer
   readonly current: Current
 }
 
@@ -41,23 +46,21 @@ const ago = (ms: number): string => {
     : `${Math.round(minutes / 1440)} days ago`
 }
 
-/** Runs `/resume arg`. @category Running */
-export const run = async (arg: string, context: Context): Promise<void> => {
-  const { current, renderer, runtime, style } = context
+/** Runs `/resume arg`: lists the sessions, or opens the one it names. @category Running */
+export const run = async (arg: string, context: Context): Promise<Outcome> => {
+  const { current, runtime, style } = context
   const store = await runtime.runPromise(SessionStore.SessionStore)
   const listed = await runtime.runPromiseExit(store.list(context.cwd))
-  if (Exit.isFailure(listed)) return renderer.line(style.red("Could not list the saved sessions of this folder."))
+  if (Exit.isFailure(listed)) return { text: style.red("Could not list the saved sessions of this folder.") }
   const currentId = await runtime.runPromise(current.session.sessionId)
   const sessions = listed.value.filter((s) => s.sessionId !== currentId)
   if (arg === "") {
-    if (sessions.length === 0) return renderer.line(style.dim("No other saved sessions in this folder."))
+    if (sessions.length === 0) return { text: style.dim("No other saved sessions in this folder.") }
     const now = Date.now()
-    renderer.line(
-      sessions.slice(0, 20).map((s, i) =>
-        `${style.bold(String(i + 1).padStart(2))}. ${s.sessionId} ${style.dim(ago(now - s.modifiedAt))} ${s.firstPrompt?.replace(/\s+/g, " ").slice(0, 60) ?? ""}`
-      ).join("\n") + style.dim("\n/resume <number or id> switches to one.")
-    )
-    return
+    const text = sessions.slice(0, 20).map((s, i) =>
+      `${style.bold(String(i + 1).padStart(2))}. ${s.sessionId} ${style.dim(ago(now - s.modifiedAt))} ${s.firstPrompt?.replace(/\s+/g, " ").slice(0, 60) ?? ""}`
+    ).join("\n") + style.dim("\n/resume <number or id> switches to one.")
+    return { text }
   }
   const n = Number(arg)
   const id = Number.isInteger(n) && n >= 1 && n <= sessions.length ? sessions[n - 1]!.sessionId : arg
@@ -70,13 +73,12 @@ export const run = async (arg: string, context: Context): Promise<void> => {
   if (Exit.isFailure(next)) {
     await runtime.runPromise(Scope.close(nextScope, Exit.void))
     const failure = Runtime.describeFailure(next.cause, context.debug)
-    return renderer.line(style.red(failure.lines.join("\n")))
+    return { text: style.red(failure.lines.join("\n")) }
   }
-  await runtime.runPromise(Scope.close(current.scope, Exit.void))
-  current.scope = nextScope
-  current.session = next.value.session
-  renderer.reset()
-  renderer.setModel(await runtime.runPromise(current.session.model))
-  const messages = (await runtime.runPromise(Effect.flatMap(current.session.state, (state) => Ref.get(state.messages)))).length
-  renderer.line(style.dim(`Resumed session ${await runtime.runPromise(current.session.sessionId)} (${messages} messages).`))
+  const { session } = next.value
+  const messages = (await runtime.runPromise(Effect.flatMap(session.state, (state) => Ref.get(state.messages)))).length
+  return {
+    text: style.dim(`Resumed session ${await runtime.runPromise(session.sessionId)} (${messages} messages).`),
+    opened: { session, scope: nextScope }
+  }
 }

@@ -153,6 +153,9 @@ export const make = (session: Session.Service, hooks: Hooks): Effect.Effect<Turn
       scope
     )
 
+    // Runtimes left by `switchTo`, ending after their last turn.
+    const closing: Array<Fiber.RuntimeFiber<void>> = []
+
     /** Queues `entry` on the present runtime. */
     const admit = (entry: Entry): Effect.Effect<void> =>
       Effect.gen(function*() {
@@ -193,9 +196,11 @@ export const make = (session: Session.Service, hooks: Hooks): Effect.Effect<Turn
             discard: true
           })
           yield* refresh
-          yield* Effect.forkIn(
-            old.runtime.idle.pipe(Effect.zipRight(Scope.close(old.scope, Exit.void)), Effect.zipRight(after)),
-            scope
+          closing.push(
+            yield* Effect.forkIn(
+              old.runtime.idle.pipe(Effect.zipRight(Scope.close(old.scope, Exit.void)), Effect.zipRight(after)),
+              scope
+            )
           )
         }),
       close: () =>
@@ -206,7 +211,7 @@ export const make = (session: Session.Service, hooks: Hooks): Effect.Effect<Turn
           yield* lane.runtime.idle
           yield* Scope.close(lane.scope, Exit.void)
           yield* lanes.end
-          yield* Fiber.join(printer)
+          yield* Fiber.joinAll([printer, ...closing])
           yield* refresh
         }))
     }

@@ -4,6 +4,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Completion from "../../src/repl/Completion.js"
+import * as InputLine from "../../src/repl/InputLine.js"
 
 describe("Completion", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-complete-"))
@@ -30,5 +31,18 @@ describe("Completion", () => {
     assert.deepStrictEqual(complete("explain @src/m"), [["@src/main.ts"], "@src/m"])
     assert.deepStrictEqual(complete("@."), [["@.env"], "@."])
     assert.deepStrictEqual(complete("plain words"), [[], "plain words"])
+  })
+
+  it("Tab: one candidate replaces the word, several complete to what they share, a second Tab in a row lists them", () => {
+    const line = (text: string) => InputLine.set(InputLine.make([]), text)
+    assert.strictEqual(Completion.tab(line("/he"), complete, false).line.text, "/help ")
+    assert.strictEqual(Completion.tab(line("explain @src/m"), complete, false).line.text, "explain @src/main.ts")
+    const notes = fs.mkdtempSync(path.join(os.tmpdir(), "keel-complete-"))
+    for (const name of ["notes-one.md", "notes-two.md"]) fs.writeFileSync(path.join(notes, name), "")
+    assert.strictEqual(Completion.tab(line("see @no"), Completion.completer(notes, commands), false).line.text, "see @notes-")
+    const co = Completion.tab(line("/co"), complete, false)
+    assert.deepStrictEqual([co.line.text, co.listed], ["/co", undefined])
+    assert.deepStrictEqual(Completion.tab(line("/co"), complete, true).listed, ["/compact", "/context", "/cost"])
+    assert.strictEqual(Completion.tab(line("plain words"), complete, true).line.text, "plain words")
   })
 })

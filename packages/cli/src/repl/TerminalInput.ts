@@ -1,0 +1,193 @@
+/**
+ * The REPL's keyboard in a terminal: one input line, open for the whole session under the output
+ * (`Screen`), the terminal in raw mode. Each key does what `InputKeys` decides for it: Enter hands
+ * the text to `submit` whether a turn runs or not (the session's runtime runs it or queues it), ↑
+ * pulls the last queued prompt back, Esc drops it or interrupts, and so on; a permission question
+ * takes the next answer key instead. Lines that arrive in one go (a paste) are one prompt.
+ *
+ * @since 0.1.0
+ */
+import * as readline from "node:readline"
+import * as Completion from "./Completion.js"
+import * as InputKeys from "./InputKeys.js"
+import * as InputLine from "./InputLine.js"
+import * as PermissionPrompt from "./PermissionPrompt.js"
+import type { Screen } from "./Screen.js"
+
+/** What the keys act on. @category Models */
+export interface Handlers {
+  /** A prompt (or command) entered. */
+  readonly submit: (text: string) => void
+  /** Stops the running turn. */
+  readonly interrupt: () => void
+  /** Takes the last queued prompt out of the queue: its text, or `undefined` if it is not queued any more. */
+  readonly pullBack: () => Promise<string | undefined>
+  readonly exit: () => void
+  /** Whether a turn runs, and how many prompts wait. */
+  readonly situation: () => { readonly running: boolean; readonly queued: number }
+}
+
+/** Options of the input. @category Models */
+export interface Options {
+  readonly input: NodeJS.ReadStream
+  readonly screen: Screen
+  readonly prompt: string
+  readonly continuation: string
+  readonly completer: Completion.Completer
+  /** Earlier entries, oldest first. */
+  readonly history: ReadonlyArray<string>
+  /** Called with each new entry, to save it. */
+  readonly onEntry: (entry: string) => void
+  /** Shown under the line after a first Ctrl+C on an empty line. */
+  readonly exitHint: string
+  /** Shown under the line when a pulled-back prompt is dropped. */
+  readonly droppedNote: string
+  /** Shows a list of completions above the line. */
+  readonly list: (candidates: ReadonlyArray<string>) => void
+  readonly handlers: Handlers
+}
+
+/** The terminal's keyboard. @category Models */
+export interface TerminalInput extends PermissionPrompt.Keys {
+  /** Opens the line and starts reading keys. */
+  readonly start: () => void
+  /** Stops reading keys and takes the line off the screen (the terminal leaves raw mode). */
+  readonly close: () => void
+}
+
+/** The input line of a terminal. @category Constructors */
+export const make = (options: Options): TerminalInput => {
+  const { handlers, input, screen } = options
+  let line = InputLine.make(options.history)
+  let exitArmed = false
+  let lastKey = ""
+  let previousKey = ""
+  // Enter was pressed on this text: it is submitted unless more keys come in the same go (a paste).
+  let entered = false
+  let pulling = false
+  let question: ((answer: PermissionPrompt.Answer) => void) | undefined
+  let listening = false
+
+  const show = (note?: string) =>
+    screen.set({
+      input: { prompt: options.prompt, continuation: options.continuation, text: line.text, cursor: line.cursor },
+      note
+    })
+
+  const submitEntered = () => {
+    if (!entered) return
+    entered = false
+    const text = line.text
+    line = InputLine.submitted(line, text)
+    options.onEntry(text)
+    show()
+    handlers.submit(text)
+  }
+
+  const pullBack = () => {
+    if (pulling) return
+    pulling = true
+    void handlers.pullBack().then((text) => {
+      pulling = false
+      if (text === undefined) return
+      // Typed into meanwhile: the prompt goes back to the queue rather than be lost.
+      if (line.text !== "") return handlers.submit(text)
+      line = InputLine.set(line, text, true)
+      show()
+    })
+  }
+
+  const run = (command: InputKeys.Command) => {
+    switch (command._tag) {
+      case "Edit":
+        line = command.line
+        return show()
+      case "Drop":
+        line = command.line
+        return show(options.droppedNote)
+      case "Submit":
+        entered = true
+        setImmediate(submitEntered)
+        return
+      case "PullBack":
+        return pullBack()
+      case "Interrupt":
+        handlers.interrupt()
+        return show()
+      case "Complete": {
+        const completed = Completion.tab(line, options.completer, previousKey === "tab")
+        line = completed.line
+        if (completed.listed !== undefined) options.list(completed.listed)
+        return show()
+      }
+      case "ArmExit":
+        exitArmed = true
+        return show(options.exitHint)
+      case "Exit":
+        return handlers.exit()
+      case "Redraw":
+        return screen.redraw()
+      case "Ignore":
+        return
+    }
+  }
+
+  const onKey = (text: string | undefined, key: InputKeys.Key | undefined) => {
+    if (question !== undefined) {
+      const answer = PermissionPrompt.answerOf(text, key)
+      if (answer === undefined) return
+      const resolve = question
+      question = undefined
+      resolve(answer)
+      if (answer === "deny" && key?.ctrl === true) handlers.interrupt()
+      return
+    }
+    const name = key?.name ?? ""
+    // "\r\n" is one Enter.
+    const crlf = name === "enter" && lastKey === "return"
+    previousKey = lastKey
+    lastKey = name
+    if (crlf) return
+    // A key in the same go as Enter: a paste, whose line breaks stay in the prompt.
+    if (entered) {
+      entered = false
+      line = InputLine.insert(line, "\n")
+    }
+    const armed = exitArmed
+    exitArmed = false
+    run(InputKeys.decide(line, text, key, { ...handlers.situation(), exitArmed: armed }))
+  }
+
+  return {
+    start: () => {
+      if (listening) return
+      listening = true
+      readline.emitKeypressEvents(input)
+      input.setRawMode?.(true)
+      input.on("keypress", onKey)
+      input.resume()
+      show()
+    },
+    close: () => {
+      if (!listening) return
+      listening = false
+      input.off("keypress", onKey)
+      input.setRawMode?.(false)
+      input.pause()
+      screen.set({ input: undefined, note: undefined })
+    },
+    ask: (signal) =>
+      new Promise<PermissionPrompt.Answer>((resolve) => {
+        if (signal.aborted) return resolve("deny")
+        const onAbort = () => {
+          question = undefined
+          resolve("deny")
+        }
+        signal.addEventListener("abort", onAbort, { once: true })
+        question = (answer) => {
+          signal.removeEventListener("abort", onAbort)
+          resolve(answer)
+        }
+      })
+  }
+}
