@@ -308,6 +308,30 @@ describe("TurnEnvelope in a session", () => {
       assert.deepStrictEqual(upgraded.map((e) => e.context.source), ["assembled"])
     }))
 
+  it.scoped("on resume the run's own appendSystemPrompt applies to the recorded prompt: the same one gives the same bytes", () =>
+    Effect.gen(function*() {
+      const files = SessionStore.memoryFiles()
+      const store = SessionStore.make({ home, files })
+      const assembly = countingAssembly()
+      const options = { model: "m", cwd, appendSystemPrompt: "Be brief." } as const
+      const [first, firstModel] = yield* Effect.all([Session.make(options), TestModel.TestModel]).pipe(
+        Effect.provide(kernel([TestModel.text("one")], store, assembly.layer, 1))
+      )
+      yield* collect(first.submit("first"))
+      const id = yield* first.sessionId
+      const again = (append: string | undefined, seed: number) =>
+        Effect.all([Session.make({ model: "m", cwd, resume: id, appendSystemPrompt: append }), TestModel.TestModel]).pipe(
+          Effect.flatMap(([session, model]) => Effect.zipRight(collect(session.submit("next")), model.requests)),
+          Effect.provide(kernel([TestModel.text("two")], store, assembly.layer, seed))
+        )
+      const [sent] = yield* firstModel.requests
+      const [same] = yield* again("Be brief.", 2)
+      assert.deepStrictEqual(same!.system, sent!.system)
+      const [without] = yield* again(undefined, 3)
+      assert.deepStrictEqual(without!.system, (sent!.system as ReadonlyArray<{ readonly type: "text"; readonly text: string }>).slice(0, -1))
+      assert.strictEqual(assembly.calls.n, 1)
+    }))
+
   it.scoped("/clear and /context refresh assemble afresh; a custom prompt is the same on resume", () =>
     Effect.gen(function*() {
       const files = SessionStore.memoryFiles()
