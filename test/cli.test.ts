@@ -90,7 +90,7 @@ describe("keel -p", () => {
     const init = messages[0]
     assert.strictEqual(init.cwd, fs.realpathSync(dir))
     assert.strictEqual(init.model, "claude-sonnet-4-6")
-    assert.deepStrictEqual(init.tools, ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite", "Task"])
+    assert.deepStrictEqual(init.tools, ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite", "Task", "AskUserQuestion", "update_goal"])
     assert.strictEqual(init.permissionMode, "default")
     assert.strictEqual(messages[1].message.content[0].type, "tool_use")
     assert.strictEqual(messages[1].parent_tool_use_id, null)

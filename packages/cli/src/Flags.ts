@@ -8,7 +8,18 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander"
 
 /** The built-in tools `--tools` may name (kept here so parsing does not load the tools). @category Constants */
-export const builtinToolNames: ReadonlyArray<string> = ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite", "Task"]
+export const builtinToolNames: ReadonlyArray<string> = [
+  "Read",
+  "Write",
+  "Edit",
+  "Bash",
+  "Glob",
+  "Grep",
+  "TodoWrite",
+  "Task",
+  "AskUserQuestion",
+  "update_goal"
+]
 
 /** Output formats of headless mode. @category Models */
 export type OutputFormat = "text" | "json" | "stream-json"

@@ -110,6 +110,14 @@ export * as Session from "./session/Session.js"
 export * as Admission from "./runtime/Admission.js"
 /** The single owner of a session's turn admission: submit, the queue and its operations. */
 export * as SessionRuntime from "./runtime/SessionRuntime.js"
+/** A pending action: what a turn waits for an answer to (a permission ask, an MCP elicitation). */
+export * as Action from "./runtime/Action.js"
+/** Ask → respond: pending actions, answered through one `respond`. */
+export * as Actions from "./runtime/Actions.js"
+/** A persistent goal: continuation turns while it is active, and when they must not start. */
+export * as Goal from "./runtime/Goal.js"
+/** A turn cut by a restart while it waited for an answer, and how it runs on. */
+export * as PendingTools from "./runtime/PendingTools.js"
 /** The per-conversation state. */
 export * as SessionState from "./session/SessionState.js"
 /** Where session transcripts live: append, sync, load, list. */

@@ -89,6 +89,6 @@ describe("Commands, as an embedder extends them", () => {
     assert.strictEqual(service.find("cost")!.source, "builtin")
     assert.strictEqual(service.find("review")!.description, "user's review")
     assert.deepStrictEqual(service.commands.map((c) => c.name), [...BuiltinCommands.all.map((c) => c.name), "review"])
-    assert.deepStrictEqual([...Commands.PROTECTED].sort(), ["clear", "compact", "context", "cost", "help", "model"])
+    assert.deepStrictEqual([...Commands.PROTECTED].sort(), ["clear", "compact", "context", "cost", "goal", "help", "model"])
   })
 })

@@ -9,6 +9,7 @@ import type * as Path from "@effect/platform/Path"
 import { type Tool, ToolRegistry } from "@keel/core"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as AskUserQuestion from "./AskUserQuestion.js"
 import * as Bash from "./Bash.js"
 import * as Edit from "./Edit.js"
 import * as Glob from "./Glob.js"
@@ -16,6 +17,7 @@ import * as Grep from "./Grep.js"
 import * as Read from "./Read.js"
 import * as Task from "./Task.js"
 import * as TodoWrite from "./TodoWrite.js"
+import * as UpdateGoal from "./UpdateGoal.js"
 import * as Write from "./Write.js"
 
 /** Options of the built-in tools. @category Models */
@@ -40,7 +42,9 @@ export const make = (
       Glob.tool,
       grep,
       TodoWrite.tool,
-      options.task === undefined ? Task.tool : Task.make(options.task)
+      options.task === undefined ? Task.tool : Task.make(options.task),
+      AskUserQuestion.tool,
+      UpdateGoal.tool
     ]
   )
 
@@ -52,7 +56,18 @@ export const all: Effect.Effect<
 > = make()
 
 /** Names of the built-in tools. @category Constants */
-export const names: ReadonlyArray<string> = ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite", "Task"]
+export const names: ReadonlyArray<string> = [
+  "Read",
+  "Write",
+  "Edit",
+  "Bash",
+  "Glob",
+  "Grep",
+  "TodoWrite",
+  "Task",
+  "AskUserQuestion",
+  "update_goal"
+]
 
 /**
  * A registry of the built-in tools, or of those named in `only` (in the order given). An unknown

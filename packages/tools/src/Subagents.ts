@@ -85,14 +85,18 @@ export const builtin: ReadonlyArray<Definition> = [generalPurpose, explore]
 
 /**
  * The tools a subagent of this type gets from its parent's: those its definition names (all when
- * it names none), in the parent's order, never `Task`.
+ * it names none), in the parent's order, never `Task`, nor the tools that talk to the user or end
+ * the session's goal (the parent's to use).
  *
  * @category Tools
  */
 export const toolsFor = (definition: Definition, parentTools: ReadonlyArray<Tool.Any>): ReadonlyArray<Tool.Any> =>
   parentTools.filter((t) =>
-    t.name !== TASK_TOOL_NAME && (definition.tools === undefined || definition.tools.includes(t.name))
+    !PARENT_ONLY.has(t.name) && (definition.tools === undefined || definition.tools.includes(t.name))
   )
+
+/** Tools a subagent never gets. @category Tools */
+export const PARENT_ONLY: ReadonlySet<string> = new Set([TASK_TOOL_NAME, "AskUserQuestion", "update_goal"])
 
 /** What the model aliases a `Task` call may use stand for. @category Constants */
 export const MODEL_ALIASES: Readonly<Record<string, string>> = {

@@ -32,6 +32,10 @@ export * as BuiltinSearch from "./BuiltinSearch.js"
 export * as Ripgrep from "./Ripgrep.js"
 /** What a file is, from its bytes: an image the API takes, a PDF. */
 export * as MediaType from "./MediaType.js"
+/** The AskUserQuestion tool: multiple-choice questions, answered through the permission ask. */
+export * as AskUserQuestion from "./AskUserQuestion.js"
+/** The update_goal tool: the model ends the session's goal (done or blocked). */
+export * as UpdateGoal from "./UpdateGoal.js"
 /** The TodoWrite tool: the session's task list. */
 export * as TodoWrite from "./TodoWrite.js"
 /** The Task tool: subagents. */

@@ -1,7 +1,8 @@
 /**
  * The commands every session has, the default `Commands` layer: `/compact [instructions]`,
  * `/clear`, `/context` (what the context window holds), `/cost` (the session's cost and tokens per
- * model), `/model [name]` (show the model, or switch later turns to another) and `/help`.
+ * model), `/model [name]` (show the model, or switch later turns to another), `/goal` (the
+ * session's persistent goal, see `GoalCommand`) and `/help`.
  *
  * @since 0.1.0
  */
@@ -14,6 +15,7 @@ import * as Cost from "../session/Cost.js"
 import * as Pricing from "../session/Pricing.js"
 import * as TurnEnvelope from "../session/TurnEnvelope.js"
 import { type Command, type CommandContext, CommandResult, type Commands, layer as commandsLayer } from "./Commands.js"
+import * as GoalCommand from "./GoalCommand.js"
 import * as SlashCommand from "./SlashCommand.js"
 
 /** What `/model` aliases stand for (`default`: the session's starting model). @category Constants */
@@ -124,6 +126,7 @@ export const all: ReadonlyArray<Command> = [
     source: "builtin",
     run: (args, context) => model(context, args)
   },
+  GoalCommand.command,
   {
     name: "help",
     description: "Show the commands and how to attach files with @path",

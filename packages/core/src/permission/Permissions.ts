@@ -75,7 +75,7 @@ export const EDIT_TOOLS: ReadonlySet<string> = new Set(["Edit", "Write", "MultiE
  *
  * @category Constants
  */
-export const SESSION_STATE_TOOLS: ReadonlySet<string> = new Set(["TodoWrite"])
+export const SESSION_STATE_TOOLS: ReadonlySet<string> = new Set(["TodoWrite", "update_goal"])
 
 /** The outcome of a check. @category Models */
 export type Decision =

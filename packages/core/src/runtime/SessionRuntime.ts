@@ -118,7 +118,7 @@ export interface Service {
   readonly clear: Effect.Effect<ReadonlyArray<Admission.Snapshot>>
   /** Interrupts the running turn (the queue goes on with its head). */
   readonly interrupt: Effect.Effect<void>
-  /** Resolves when nothing runs and nothing waits. */
+  /** Resolves when nothing runs, nothing waits, and no goal continuation is due. */
   readonly idle: Effect.Effect<void>
   /**
    * Takes up what the session's transcript left: the pending actions (listed again), a turn cut
@@ -187,6 +187,10 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     const lastResult = yield* Ref.make<SdkMessage.Result | undefined>(undefined)
     // Nothing starts before the first submission or `resume` (a caller subscribes to `turns` first).
     const ready = yield* Ref.make(false)
+    // The worker waits to be woken: it has nothing to start and no goal continuation to admit.
+    const parked = yield* SubscriptionRef.make(false)
+    // Wakes the worker; until it has looked again (and parked), the runtime is not idle.
+    const nudge = Effect.zipRight(SubscriptionRef.set(parked, false), wake.offer(undefined))
     // The inputs the transcript left queued, until `resume` queues them again (saved meanwhile).
     const unresumed = yield* Ref.make<ReadonlyArray<Admission.Saved>>(
       yield* Effect.flatMap(session.state, (s) => Ref.get(s.queued))
@@ -209,7 +213,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
         const [answer, next] = f(yield* Ref.get(facts.goal))
         yield* Ref.set(facts.goal, next)
         yield* session.save
-        yield* wake.offer(undefined)
+        yield* nudge
         return answer
       }))
 
@@ -238,7 +242,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
             }))
         if ((item.kind ?? "input") === "input") yield* saveQueue(admission)
         yield* Ref.set(ready, true)
-        yield* wake.offer(undefined)
+        yield* nudge
         return { turnId: item.id, events: Mailbox.toStream(output) } satisfies Submitted
       })
 
@@ -304,10 +308,11 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
             ? Effect.flatMap(Ref.get(lastResult), (result) =>
               changeGoal((goal) => [
                 undefined,
-                goal === undefined ? goal : Goal.afterContinuation(goal, {
-                  toolCalls,
-                  answer: result?.subtype === "success" ? result.result ?? "" : ""
-                })
+                goal === undefined || goal.status !== "active"
+                  ? goal
+                  : result?.is_error === true
+                  ? { ...goal, status: "blocked", reason: "the last turn failed" }
+                  : Goal.afterContinuation(goal, { toolCalls, answer: result?.subtype === "success" ? result.result ?? "" : "" })
               ]))
             : Effect.void
         ),
@@ -379,7 +384,9 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
         })
         if (next === undefined) {
           if ((yield* Ref.get(ready)) && (yield* considerGoal)) continue
+          yield* SubscriptionRef.set(parked, true)
           yield* wake.take
+          yield* SubscriptionRef.set(parked, false)
           continue
         }
         if ((next.item.kind ?? "input") === "input") yield* saveQueue(next.admission)
@@ -402,7 +409,10 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
           if (event.event === "resolved" && "behavior" in event.answer && event.answer.behavior === "deny" && event.answer.interrupt === true) {
             running.controller?.abort()
           }
-        })))
+        }).pipe(
+          // An answered action may be what a goal's continuation waited for.
+          Effect.zipRight(nudge)
+        )))
     })
 
     yield* Effect.forkScoped(worker)
@@ -416,9 +426,15 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     // stay pending in the transcript, for a restarted process to ask again.
     yield* Effect.forkScoped(recordActions)
 
-    // The state's changes, from the current one, until one with nothing running or waiting.
-    const idle = state.changes.pipe(
-      Stream.takeUntil((admission) => admission.running === undefined && admission.queue.length === 0),
+    // Each time the worker parks (and now, if it is parked): done once nothing runs or waits then,
+    // so a goal continuation the worker admits after a turn is not missed.
+    const idle = parked.changes.pipe(
+      Stream.mapEffect((isParked) =>
+        isParked
+          ? Effect.map(SynchronizedRef.get(state), (admission) => admission.running === undefined && admission.queue.length === 0)
+          : Effect.succeed(false)
+      ),
+      Stream.takeUntil((done) => done),
       Stream.runDrain
     )
 
@@ -444,7 +460,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
         )
       }
       yield* Ref.set(ready, true)
-      yield* wake.offer(undefined)
+      yield* nudge
       return {
         pending,
         resumedTurn: cut === undefined ? undefined : cut.turnId,
