@@ -1,13 +1,15 @@
 /**
  * End to end: the interactive REPL of the real `keel` binary, driven in a real terminal (tmux)
  * against the loopback fake API: a streamed Markdown answer, tool call lines, Ctrl+C mid-turn,
- * slash commands, permission questions answered each way, history, multi-line input, colours.
+ * slash commands, permission questions answered each way, history, multi-line input, colours,
+ * prompts queued while a turn runs (listed under the input line, pulled back with ↑, dropped with
+ * Esc, moved along by /resume), and the REPL over piped stdin.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, workdir } from "./support/KeelProcess.js"
+import { closeServers, envFor, fake, run, workdir } from "./support/KeelProcess.js"
 import * as Tmux from "./support/Tmux.js"
 
 afterEach(async () => {
@@ -41,6 +43,30 @@ const toolResults = (server: FakeAnthropic.FakeAnthropic, index: number): Array<
 const waitUntil = async (check: () => boolean, what: string) => {
   for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 50))
   assert.isTrue(check(), what)
+}
+
+/** An answer that takes about `seconds` to finish: its first words, then pings, then the rest. */
+const slowReply = (text: string, seconds = 4) =>
+  FakeAnthropic.textReply(text, { chunkSize: 5, keepAlive: { after: 4, pings: seconds * 4, everyMs: 250 } })
+
+/** The text of each request's last user message (what each turn was asked). */
+const asked = (server: FakeAnthropic.FakeAnthropic): Array<string> =>
+  server.requests.map((r) => {
+    const content = r.body.messages.at(-1).content
+    return typeof content === "string" ? content : content.filter((b: any) => b.type === "text").map((b: any) => b.text).at(-1)
+  })
+
+/** Types `text` and Enter. */
+const enter = (term: Tmux.Terminal, text: string) => {
+  term.type(text)
+  term.send("Enter")
+}
+
+/** Asserts that `texts` appear on `screen` in this order. */
+const inOrder = (screen: string, texts: ReadonlyArray<string>) => {
+  const at = texts.map((t) => screen.indexOf(t))
+  assert.isFalse(at.includes(-1), `all of ${JSON.stringify(texts)} on screen:\n${screen}`)
+  assert.deepStrictEqual([...at].sort((a, b) => a - b), at, `in this order: ${JSON.stringify(texts)}\n${screen}`)
 }
 
 describe("keel REPL", () => {
@@ -255,5 +281,94 @@ describe("keel REPL", () => {
     const messages = second.server.requests[0]!.body.messages
     assert.deepStrictEqual(messages.map((m: any) => m.role), ["user", "assistant", "user"])
     assert.include(JSON.stringify(messages[0]), "remember the word kiwi")
+  })
+
+  it("a prompt entered while a turn runs is queued and listed under the input line; it runs after, in order", async () => {
+    const { server, term } = await repl([slowReply("The first answer, slowly."), FakeAnthropic.textReply("The second answer.")])
+    enter(term, "first question")
+    await term.waitFor("The f")
+    enter(term, "second question")
+    // Listed dim under the (empty again) input line, below the working indicator; not sent yet.
+    const queued = await term.waitFor(/✻ working… .*\n› *\n {2}> second question \(↑ to edit\)/)
+    assert.notInclude(queued, "› second question", "not echoed before its turn")
+    assert.strictEqual(server.requests.length, 1)
+    const screen = await term.waitFor("The second answer.")
+    inOrder(screen, ["› first question", "The first answer, slowly.", "context left", "› second question", "The second answer."])
+    await term.waitFor(/The second answer\.\n.*context left.*\n› *$/m)
+    assert.notMatch(term.screen(), /> second question/, "the list is empty once its turn started")
+    assert.deepStrictEqual(asked(server), ["first question", "second question"])
+    // The second turn went on from the first one's answer.
+    assert.deepStrictEqual(server.requests[1]!.body.messages.map((m: any) => m.role), ["user", "assistant", "user"])
+  })
+
+  it("↑ on an empty line pulls the last queued prompt back; it does not run, and runs edited once entered again", async () => {
+    const { server, term } = await repl([slowReply("Answer one."), FakeAnthropic.textReply("Answer two.")])
+    enter(term, "one")
+    await term.waitFor("Answer")
+    enter(term, "two, draft")
+    await term.waitFor("> two, draft (↑ to edit)")
+    term.send("Up")
+    // Back in the input line, and gone from the list.
+    const pulled = await term.waitFor(/› two, draft *\n/)
+    assert.notInclude(pulled, "> two, draft")
+    term.type(" (edited)")
+    term.send("Enter")
+    await term.waitFor("> two, draft (edited) (↑ to edit)")
+    const screen = await term.waitFor("Answer two.")
+    inOrder(screen, ["› one", "Answer one.", "› two, draft (edited)", "Answer two."])
+    assert.deepStrictEqual(asked(server), ["one", "two, draft (edited)"])
+  })
+
+  it("Esc drops a pulled-back prompt; then Esc on the empty line interrupts the turn and what is still queued runs", async () => {
+    const { server, term } = await repl([
+      { ...FakeAnthropic.textReply("this answer never finishes"), stallAfter: 4 },
+      FakeAnthropic.textReply("kept and answered")
+    ])
+    enter(term, "first")
+    await term.waitFor("this")
+    enter(term, "keep me")
+    enter(term, "drop me")
+    await term.waitFor(/> keep me\n {2}> drop me \(↑ to edit\)/)
+    term.send("Up")
+    await term.waitFor(/› drop me *\n {2}> keep me \(↑ to edit\)/)
+    term.send("Escape")
+    await term.waitFor("(queued prompt dropped)")
+    assert.match(term.screen(), /› *\n {2}> keep me \(↑ to edit\)/)
+    term.send("Escape")
+    const screen = await term.waitFor("kept and answered")
+    inOrder(screen, ["› first", "Interrupted.", "› keep me", "kept and answered"])
+    assert.notInclude(screen, "› drop me")
+    assert.deepStrictEqual(asked(server), ["first", "keep me"])
+  })
+
+  it("prompts queued behind /resume run on the session it switched to", async () => {
+    const dir = workdir()
+    const first = await repl([FakeAnthropic.textReply("remembered")], { dir })
+    enter(first.term, "remember the word kiwi")
+    await first.term.waitFor("remembered")
+    enter(first.term, "/exit")
+    const id = /keel --resume ([0-9a-f-]{36})/.exec(await first.term.waitFor("[keel exited 0]"))![1]!
+
+    const second = await repl([slowReply("Warmed up."), FakeAnthropic.textReply("it was kiwi")], { dir })
+    enter(second.term, "warm up")
+    await second.term.waitFor("Warm")
+    enter(second.term, "/resume 1")
+    enter(second.term, "what was the word?")
+    await second.term.waitFor(/> \/resume 1\n {2}> what was the word\? \(↑ to edit\)/)
+    const screen = await second.term.waitFor("it was kiwi")
+    inOrder(screen, ["Warmed up.", "› /resume 1", `Resumed session ${id} (2 messages).`, "› what was the word?", "it was kiwi"])
+    const messages = second.server.requests[1]!.body.messages
+    assert.deepStrictEqual(messages.map((m: any) => m.role), ["user", "assistant", "user"])
+    assert.include(JSON.stringify(messages[0]), "remember the word kiwi")
+    assert.notInclude(JSON.stringify(messages), "warm up")
+  })
+
+  it("over piped stdin, each line is a prompt run to its end before the next; slash commands too; end of input leaves", async () => {
+    const server = await fake([FakeAnthropic.textReply("first answer"), FakeAnthropic.textReply("second answer")])
+    const r = await run([], { env: envFor(server), stdin: "first prompt\n/cost\nsecond \\\nprompt\n" })
+    assert.strictEqual(r.code, 0, r.stderr)
+    inOrder(r.stdout, ["first prompt\n", "first answer", "/cost\n", "Total cost:", "second \nprompt\n", "second answer", "Resume this session with: keel --resume"])
+    assert.notInclude(r.stdout, "\x1b[", "no colours or cursor moves")
+    assert.deepStrictEqual(asked(server), ["first prompt", "second \nprompt"])
   })
 })
