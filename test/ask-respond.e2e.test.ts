@@ -199,3 +199,35 @@ describe("a restart with a pending ask and queued input", () => {
     assert.deepStrictEqual(last.content.map((b: any) => [b.tool_use_id, b.is_error ?? false]), [["toolu_wait", false]])
   }, TIMEOUT)
 })
+
+describe("an MCP server's elicitation is a pending action too", () => {
+  it("the server's question goes out as an elicitation control request; the host's answer goes back to the server", async () => {
+    const dir = workdir()
+    const servers = path.join(dir, "servers.json")
+    const testServer = path.resolve(import.meta.dirname, "support", "mcp-test-server.mjs")
+    fs.writeFileSync(servers, JSON.stringify({ mcpServers: { quiz: { command: process.execPath, args: [testServer] } } }))
+    const server = await fake([
+      FakeAnthropic.toolUseReply([{ name: "mcp__quiz__ask", input: { question: "Which colour?" }, id: "toolu_ask" }]),
+      FakeAnthropic.textReply("noted")
+    ])
+    const keel = live([...asking, "--mcp-config", servers, "--allowedTools", "mcp__quiz__ask"], {
+      env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") },
+      cwd: dir
+    })
+    keel.send(userLine("ask me"))
+    const [ask] = controlRequests(await keel.waitFor((ms) => controlRequests(ms).length === 1))
+    assert.strictEqual(ask.request.subtype, "elicitation")
+    assert.strictEqual(ask.request.mcp_server_name, "quiz")
+    assert.strictEqual(ask.request.message, "Which colour?")
+    assert.deepStrictEqual(ask.request.requested_schema.required, ["answer"])
+    keel.send({
+      type: "control_response",
+      response: { subtype: "success", request_id: ask.request_id, response: { action: "accept", content: { answer: "teal" } } }
+    })
+    await keel.waitFor((ms) => results(ms).length === 1)
+    keel.end()
+    await keel.done
+    const result = toolResultsSent(server).find((b: any) => b.tool_use_id === "toolu_ask")
+    assert.include(JSON.stringify(result.content), "accept: {\\\"answer\\\":\\\"teal\\\"}")
+  }, TIMEOUT)
+})

@@ -307,7 +307,7 @@ describe("--input-format stream-json", () => {
     let ms = await keel.waitFor((m) => m.some((x) => x.type === "result"))
     assert.deepStrictEqual(
       ms.find((m) => m.type === "control_response")?.response,
-      { subtype: "success", request_id: "int_1" }
+      { subtype: "success", request_id: "int_1", response: { still_queued: [] } }
     )
     const first = ms.find((m) => m.type === "result")
     assert.deepStrictEqual([first.subtype, first.terminal_reason], ["error_during_execution", "aborted_streaming"])

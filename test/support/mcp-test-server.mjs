@@ -13,6 +13,8 @@
  * - `structured`: only `structuredContent`.
  * - `weird.name/v2`: a name the API refuses as is.
  * - `only-task`: runs as a task only (so a client without tasks should not offer it).
+ * - `ask` {question}: asks the user through the client (MCP elicitation, a form with one `answer`
+ *   string) and answers what came back; an error result when the client cannot be asked.
  *
  * With `--never-ready` it starts but never answers anything (a server that hangs at start-up); with
  * `--stubborn` it ignores SIGTERM and the end of its stdin. It writes its pid to the file named by
@@ -52,7 +54,8 @@ if (process.argv.includes("--never-ready")) {
     { name: "fail", description: "Always fails", inputSchema: object() },
     { name: "structured", description: "Answers structured content only", inputSchema: object() },
     { name: "weird.name/v2", description: "Has a name with dots and slashes", inputSchema: object() },
-    { name: "only-task", description: "Runs as a task only", inputSchema: object(), execution: { taskSupport: "required" } }
+    { name: "only-task", description: "Runs as a task only", inputSchema: object(), execution: { taskSupport: "required" } },
+    { name: "ask", description: "Asks the user a question", inputSchema: object({ question: { type: "string" } }, ["question"]) }
   ]
   const server = new Server({ name: "keel-test-server", version: "1.2.3" }, { capabilities: { tools: {} } })
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }))
@@ -81,6 +84,16 @@ if (process.argv.includes("--never-ready")) {
         return { content: [{ type: "text", text: "the widget is broken" }], isError: true }
       case "structured":
         return { content: [], structuredContent: { answer: 42 } }
+      case "ask":
+        try {
+          const answer = await server.elicitInput({
+            message: String(args.question),
+            requestedSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] }
+          })
+          return { content: [{ type: "text", text: `${answer.action}: ${JSON.stringify(answer.content ?? {})}` }] }
+        } catch (e) {
+          return { content: [{ type: "text", text: `could not ask: ${e instanceof Error ? e.message : String(e)}` }], isError: true }
+        }
       case "weird.name/v2":
         return { content: [{ type: "text", text: "weird ok" }] }
       default:

@@ -170,12 +170,13 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     cwd: options.cwd,
     configs: options.mcpConfig,
     strict: options.strictMcpConfig,
-    env: options.env
+    env: options.env,
+    elicitations: options.askThroughActions === true
   })
   const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
     // Subagents (Task) run on --model unless their call or type names another.
     Layer.provide(BuiltinTools.layer(options.tools, { task: { model: options.model }, env: definedEnv(options.env) })),
-    Layer.provideMerge(mcp)
+    Layer.provideMerge(mcp.pipe(Layer.provide(actions)))
   )
   return Layer.mergeAll(
     model,

@@ -32,7 +32,8 @@ describe("McpServers", () => {
         "mcp__flaky__big",
         "mcp__flaky__fail",
         "mcp__flaky__structured",
-        "mcp__flaky__weird_name_v2"
+        "mcp__flaky__weird_name_v2",
+        "mcp__flaky__ask"
       ], "a task-only tool is left out; a name with dots and slashes is normalised")
       assert.deepStrictEqual(service.tools.map((t) => t.name), [...everythingStatus.tools, ...all[1]!.tools])
       const echo = toolOf(service, "mcp__everything__echo")

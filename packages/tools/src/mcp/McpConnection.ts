@@ -18,7 +18,14 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { type CallToolResult, ErrorCode, McpError, type Tool as McpToolInfo } from "@modelcontextprotocol/sdk/types.js"
+import {
+  type CallToolResult,
+  ElicitRequestSchema,
+  type ElicitResult,
+  ErrorCode,
+  McpError,
+  type Tool as McpToolInfo
+} from "@modelcontextprotocol/sdk/types.js"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -65,6 +72,19 @@ export interface Options {
   readonly startupTimeout?: Duration.DurationInput | undefined
   /** The environment stdio servers start with, before their config's `env` (default `process.env`). */
   readonly env?: McpConfig.Environment | undefined
+  /**
+   * Who answers a server's elicitation (its request for input from the user, MCP
+   * `elicitation/create`); with it Keel declares the `elicitation` capability, without it servers
+   * cannot ask. Aborting `signal` (the server or the turn gave up) withdraws the question.
+   */
+  readonly elicit?: ((request: Elicitation, signal: AbortSignal) => Promise<ElicitResult>) | undefined
+}
+
+/** A server's request for input, as Keel passes it on. @category Models */
+export interface Elicitation {
+  readonly serverName: string
+  readonly message: string
+  readonly requestedSchema?: unknown
 }
 
 class StartTimeout extends Schema.TaggedError<StartTimeout>()("StartTimeout", {}) {}
@@ -284,7 +304,21 @@ export const connect = (server: McpConfig.Server, options: Options): Effect.Effe
       return unusable(s)
     }
     const { stderr, transport } = made.right
-    const client = new Client({ name: "keel", version: Session.VERSION }, { capabilities: {} })
+    const elicit = options.elicit
+    const client = new Client(
+      { name: "keel", version: Session.VERSION },
+      { capabilities: elicit === undefined ? {} : { elicitation: {} } }
+    )
+    if (elicit !== undefined) {
+      client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+        const params = request.params as { readonly message?: unknown; readonly requestedSchema?: unknown }
+        return elicit({
+          serverName: server.name,
+          message: typeof params.message === "string" ? params.message : "",
+          ...(params.requestedSchema !== undefined ? { requestedSchema: params.requestedSchema } : {})
+        }, extra.signal)
+      })
+    }
     client.onerror = () => {
       // Failures surface on the requests they break; the SDK reports others here (and would log them).
     }

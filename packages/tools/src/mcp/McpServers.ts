@@ -10,13 +10,14 @@
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
-import type { Tool } from "@keel/core"
+import { Actions, type Tool } from "@keel/core"
 import * as Config from "effect/Config"
 import type { ConfigError } from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js"
 import * as McpConfig from "./McpConfig.js"
 import * as McpConnection from "./McpConnection.js"
 import * as McpResult from "./McpResult.js"
@@ -112,13 +113,17 @@ export const maxOutputTokensConfig: Config.Config<number> = positive("MAX_MCP_OU
 
 /**
  * The servers of `.mcp.json` and `--mcp-config` (see `McpConfig.load`), with the timeouts and the
- * output cap from `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT` and `MAX_MCP_OUTPUT_TOKENS`.
+ * output cap from `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT` and `MAX_MCP_OUTPUT_TOKENS`; with
+ * `elicitations`, their questions to the user become pending actions (else servers cannot ask).
  *
  * @category Layers
  */
 export const layerConfig = (
-  options: McpConfig.LoadOptions
-): Layer.Layer<McpServers, McpConfig.InvalidMcpConfig | ConfigError, FileSystem.FileSystem | Path.Path> =>
+  options: McpConfig.LoadOptions & {
+    /** Servers may ask the user through pending actions (someone answers them: see `Actions`). */
+    readonly elicitations?: boolean | undefined
+  }
+): Layer.Layer<McpServers, McpConfig.InvalidMcpConfig | ConfigError, FileSystem.FileSystem | Path.Path | Actions.Actions> =>
   Layer.scoped(
     McpServers,
     Effect.gen(function*() {
@@ -128,7 +133,24 @@ export const layerConfig = (
         env: options.env,
         startupTimeout: yield* startupTimeoutConfig,
         timeout: yield* toolTimeoutConfig,
-        maxOutputTokens: yield* maxOutputTokensConfig
+        maxOutputTokens: yield* maxOutputTokensConfig,
+        elicit: options.elicitations === true ? elicitThrough(yield* Actions.Actions) : undefined
       })
     })
+  )
+
+/**
+ * Elicitations as pending actions (`Actions`): a server's question waits for `respond` like a
+ * permission ask, and is withdrawn (cancelled) when the server or the turn gives up.
+ *
+ * @category Constructors
+ */
+export const elicitThrough = (actions: Actions.Actions["Type"]) =>
+(request: McpConnection.Elicitation, signal: AbortSignal): Promise<ElicitResult> =>
+  Effect.runPromise(
+    Effect.map(
+      actions.ask({ kind: "elicitation", ...request }),
+      (answer): ElicitResult => ({ action: answer.action, ...(answer.content !== undefined ? { content: answer.content as ElicitResult["content"] } : {}) })
+    ),
+    { signal }
   )
