@@ -132,6 +132,20 @@ export * as TranscriptError from "./session/TranscriptError.js"
 export * as TranscriptRecorder from "./session/TranscriptRecorder.js"
 /** The turn input envelope: what each model turn was built from, recorded once per turn. */
 export * as TurnEnvelope from "./session/TurnEnvelope.js"
+/** The read model of a session: a versioned projection of its transcript (turns, items, usage, what is open). */
+export * as ReadModel from "./read/ReadModel.js"
+/** A session's exports (handoff, replay case, review), projected from its transcript. */
+export * as Export from "./read/Export.js"
+/** The handoff bundle: goal, summary, open items, files touched. */
+export * as Handoff from "./read/Handoff.js"
+/** The replay case: envelopes, system prompts, and per turn the requests as recorded and the answers. */
+export * as ReplayCase from "./read/ReplayCase.js"
+/** The review bundle: every tool call with its permission decision, and the diffs of edited files. */
+export * as Review from "./read/Review.js"
+/** The permission decision of a recorded tool call, from the recorded facts. */
+export * as PermissionDecision from "./read/PermissionDecision.js"
+/** The diffs of a session's file tool calls, from their recorded inputs. */
+export * as FileEdits from "./read/FileEdits.js"
 /** A preprocessing stage. */
 export * as Stage from "./turn/Stage.js"
 /** The system prompt in two parts: stable, then the session's own. */
