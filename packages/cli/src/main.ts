@@ -23,6 +23,7 @@ const exit = (code: number): void => {
 }
 
 const main = async (): Promise<void> => {
+  if (process.argv[2] === "export") return exportSession(process.argv.slice(3))
   const parsed = parse(process.argv.slice(2), version)
   if (parsed._tag === "Exit") {
     process.stdout.write(parsed.stdout)
@@ -58,6 +59,19 @@ const main = async (): Promise<void> => {
   }
   const { run } = await import("./Headless.js")
   exit(await headless((io) => run(flags, prompt, io)))
+}
+
+/** `keel export`: a saved session's handoff, replay case or review (its parser and code load only for it). */
+const exportSession = async (argv: ReadonlyArray<string>): Promise<void> => {
+  const { parseExport } = await import("./export/ExportFlags.js")
+  const parsed = parseExport(argv)
+  if (parsed._tag === "Exit") {
+    process.stdout.write(parsed.stdout)
+    process.stderr.write(parsed.stderr)
+    return exit(parsed.code)
+  }
+  const { run } = await import("./export/Export.js")
+  exit(await run(parsed.flags, { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }))
 }
 
 /**
