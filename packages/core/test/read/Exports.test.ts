@@ -230,6 +230,11 @@ describe("ReadModel and exports", () => {
       const json = JSON.parse(JSON.stringify(ReadModel.encode(read)))
       assert.deepStrictEqual(ReadModel.encode(Schema.decodeUnknownSync(ReadModel.ReadModel)(json)), json)
       assert.deepStrictEqual(ReadModel.encode(ReadModel.make(decoded)), ReadModel.encode(read))
+      // The same, read by id from the store.
+      assert.deepStrictEqual(ReadModel.encode(yield* ReadModel.load(sessionId, { cwd })), ReadModel.encode(read))
+      assert.deepStrictEqual(yield* Export.load(sessionId, "review", { cwd }), Export.render(decoded, "review"))
+      const missing = yield* Effect.flip(ReadModel.load("no-such-session", { cwd }))
+      assert.strictEqual(missing._tag, "SessionNotFound")
     }).pipe(Effect.provide(layer())))
 
   it.effect("the handoff: goal, last answers, open items (pending action, queued input, unfinished task), files", () =>
