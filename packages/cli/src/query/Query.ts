@@ -18,6 +18,7 @@
  * @since 0.1.0
  */
 import {
+  Actions,
   Admission,
   AnthropicModel,
   Ids,
@@ -134,6 +135,39 @@ interface Served {
 }
 
 /**
+ * Answers the session's pending actions with the host's `canUseTool` (when it gave one): a
+ * permission ask calls it (aborted if the action is cancelled first), an MCP elicitation is
+ * declined (the Agent SDK's `onElicitation` is not supported yet).
+ */
+const answerActions = (canUseTool: Permissions.CanUseTool | undefined): Effect.Effect<void, never, Actions.Actions | Scope.Scope> =>
+  Effect.gen(function*() {
+    if (canUseTool === undefined) return
+    const actions = yield* Actions.Actions
+    const asked = new Map<string, AbortController>()
+    const reply = (id: string, answer: Promise<unknown>) =>
+      answer.then(
+        (given) => Effect.runPromise(Effect.ignore(actions.respond(id, given))),
+        (e) => Effect.runPromise(Effect.ignore(actions.cancel(id, `the permission callback failed (${String(e)})`)))
+      ).finally(() => asked.delete(id))
+    yield* Effect.forkScoped(Stream.runForEach(yield* actions.subscribe, (event) =>
+      Effect.sync(() => {
+        if (event.event !== "opened") {
+          asked.get(event.id)?.abort()
+          return
+        }
+        const { id, request } = event.action
+        if (request.kind !== "permission") return void reply(id, Promise.resolve({ action: "decline" }))
+        const controller = new AbortController()
+        asked.set(id, controller)
+        void reply(id, canUseTool(request.toolName, request.input, {
+          toolUseId: request.toolUseId,
+          reason: request.reason,
+          signal: controller.signal
+        }))
+      })))
+  })
+
+/**
  * Serves `session` through a `SessionRuntime`: every message of the input is submitted as soon as
  * the host yields it (it waits by its `priority` while a turn runs; `now` stops the running turn),
  * at most `Admission.MAX_QUEUED` at once (the input is not read further until one starts). An abort
@@ -142,7 +176,8 @@ interface Served {
 const serve = (
   session: Session.Service,
   prompt: string | AsyncIterable<SDKUserMessage>,
-  signal: AbortSignal | undefined
+  signal: AbortSignal | undefined,
+  canUseTool: Permissions.CanUseTool | undefined
 ): Effect.Effect<Served, never, Runtime.Services | Scope.Scope> =>
   Effect.gen(function*() {
     // The runtime in a scope of its own, closed once the input has ended and nothing runs or waits
@@ -150,6 +185,14 @@ const serve = (
     const runtimeScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const runtime = yield* SessionRuntime.make(session).pipe(Scope.extend(runtimeScope))
     const turns = yield* runtime.turns
+    yield* answerActions(canUseTool)
+    // What the transcript left (a turn cut while it waited, queued input) runs first.
+    const resumed = yield* runtime.resume
+    if (canUseTool === undefined) {
+      // Nobody can answer here: what waited is refused (and a resumed turn's call is denied).
+      const actions = yield* Actions.Actions
+      yield* Effect.forEach(resumed.pending, (a) => actions.cancel(a.id, "nobody can answer it in this query"), { discard: true })
+    }
     // The host's uuids of the submitted messages, by turn id, and of the one read but not yet submitted.
     const uuids = new Map<string, string>()
     let held: string | undefined
@@ -250,15 +293,19 @@ const run = (
     }
   })()
   const setup = Effect.gen(function*() {
-    const resolved = yield* resolve(options, env, canUseTool)
+    // The host's callback answers the session's pending actions (see `answerActions`).
+    const resolved = yield* resolve(options, env, undefined)
     const opened = Effect.gen(function*() {
       const requested = controls.model()
-      const runtime = requested === undefined ? resolved.runtime : { ...resolved.runtime, model: requested }
+      const runtime = {
+        ...(requested === undefined ? resolved.runtime : { ...resolved.runtime, model: requested }),
+        askThroughActions: canUseTool !== undefined
+      }
       const context = yield* Layer.build(Runtime.layer(runtime))
       const { session, warnings } = yield* Runtime.openSession(runtime).pipe(Effect.provide(context))
       ids = Context.get(context, Ids.Ids)
       const init = yield* session.init
-      const served = yield* serve(session, prompt, resolved.signal).pipe(Effect.provide(context))
+      const served = yield* serve(session, prompt, resolved.signal, canUseTool).pipe(Effect.provide(context))
       stop = served.runtime.interrupt
       controls.opened({
         session,

@@ -8,7 +8,7 @@
  * The wait is the turn's: interrupting the turn (cancelling it, a `now` input, Ctrl+C) interrupts
  * the ask, and the action is cancelled. With a `timeout`, an action nobody answers in time is
  * cancelled too, and the ask gets the refusal (`deny` for a permission, `cancel` for an
- * elicitation). Actions restored from a transcript after a restart (`restore`) are pending with no
+ * elicitation), as it does when the action is cancelled by `cancel`. Actions restored from a transcript after a restart (`restore`) are pending with no
  * turn waiting yet: when the resumed turn asks again for the same tool call it takes the restored
  * action (same id) instead of opening another, and an answer given before that is kept for it.
  *
@@ -77,6 +77,11 @@ export interface Service {
   readonly restore: (pending: ReadonlyArray<Action.Pending>) => Effect.Effect<void>
   /** Cancels the pending actions of `turnId` (a cancelled turn's), with `reason`. */
   readonly cancelTurn: (turnId: string, reason: string) => Effect.Effect<void>
+  /**
+   * Cancels one pending action, with `reason`; false if it is not pending. A turn waiting for it
+   * gets the refusal (`deny`, or `cancel` for an elicitation) and goes on.
+   */
+  readonly cancel: (actionId: string, reason: string) => Effect.Effect<boolean>
 }
 
 /** @category Context */
@@ -143,7 +148,14 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Ids> 
         )
       })
 
-    const cancel = (id: string, reason: string) => close(id, { event: "cancelled", id, reason }, undefined)
+    // A turn still waiting for a cancelled action gets the refusal.
+    const cancel = (id: string, reason: string) =>
+      Effect.flatMap(SynchronizedRef.get(state), (s) => {
+        const open = s.open.get(id)
+        return open === undefined
+          ? Effect.succeed(false)
+          : close(id, { event: "cancelled", id, reason }, refusal(open.action.request, reason))
+      })
 
     const ask = <R extends Action.Request>(request: R): Effect.Effect<Action.AnswerOf<R>> =>
       Effect.gen(function*() {
@@ -222,6 +234,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, never, Ids> 
             { ...s, open }
           )
         }),
+      cancel,
       cancelTurn: (turnId, reason) =>
         Effect.flatMap(SynchronizedRef.get(state), (s) =>
           Effect.forEach(
