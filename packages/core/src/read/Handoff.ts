@@ -39,7 +39,7 @@ export const Answer = Schema.Struct({
 export const OpenAction = Schema.Struct({
   id: Schema.String,
   turnId: Schema.NullOr(Schema.String),
-  /** What it asks, in one line (`Action.describe`). */
+  /** What it asks, in one line (`Action.describe`, and a tool call's input). */
   description: Schema.String,
   openedAt: Schema.Number,
   request: Action.Request
@@ -87,6 +87,13 @@ const lastSummary = (model: ReadModel.ReadModel): string | null => {
   return null
 }
 
+/** A question in one line: what it asks and, for a tool call, its input (cut at 200 characters). */
+const describe = (request: Action.Request): string => {
+  if (request.kind !== "permission") return Action.describe(request)
+  const input = JSON.stringify(request.input) ?? ""
+  return `${Action.describe(request)}: ${input.length > 200 ? `${input.slice(0, 199)}…` : input}`
+}
+
 /** The handoff bundle of a read model. @category Constructors */
 export const make = (model: ReadModel.ReadModel): Handoff => ({
   kind: KIND,
@@ -108,7 +115,7 @@ export const make = (model: ReadModel.ReadModel): Handoff => ({
     pendingActions: model.pendingActions.map((a) => ({
       id: a.id,
       turnId: a.turnId,
-      description: Action.describe(a.request),
+      description: describe(a.request),
       openedAt: a.openedAt,
       request: a.request
     })),

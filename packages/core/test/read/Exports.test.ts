@@ -251,7 +251,7 @@ describe("ReadModel and exports", () => {
       ])
       assert.isNull(handoff.summary.compaction)
       assert.deepStrictEqual(handoff.open.pendingActions.map((a) => a.description), [
-        "Bash (Bash needs permission and no rule allows this call)"
+        "Bash (Bash needs permission and no rule allows this call): {\"command\":\"npm publish\"}"
       ])
       assert.deepStrictEqual(handoff.open.queued.map((q) => q.text), ["Then update the changelog"])
       assert.deepStrictEqual(handoff.open.todos.map((t) => t.content), ["Publish the notes"])
