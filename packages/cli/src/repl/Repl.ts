@@ -97,14 +97,14 @@ const hooks = (p: Printing, firstSessionId: string): TurnQueue.Hooks => {
   let shownSession = firstSessionId
   return {
     started: (text) => {
-      if (p.echo !== undefined) renderer.line(p.echo(text))
-      if (!text.trim().startsWith("/")) renderer.waiting()
+      if (p.echo !== undefined && text !== undefined) renderer.line(p.echo(text))
+      if (text === undefined || !text.trim().startsWith("/")) renderer.waiting()
     },
     render: (message) => (screen !== undefined ? screen.batch(() => renderer.render(message)) : renderer.render(message)),
     ended: (text, result) =>
       Effect.gen(function*() {
         renderer.idle()
-        const command = text.trim()
+        const command = text?.trim() ?? ""
         if (result === undefined && !isReplCommand(command)) renderer.line(style.red("The turn ended without a result."))
         if (/^\/help\b/.test(command)) renderer.line(helpLines(style))
         const id = yield* p.session().sessionId

@@ -26,12 +26,15 @@ import * as Stream from "effect/Stream"
 
 /** What the REPL does as turns come and go. @category Models */
 export interface Hooks {
-  /** The turn of `text` starts (before its first message). */
-  readonly started: (text: string) => void
+  /**
+   * The turn of `text` starts (before its first message); `text` is `undefined` for a turn the
+   * runtime admitted itself (a goal's continuation), which no one typed.
+   */
+  readonly started: (text: string | undefined) => void
   /** A message of the turn being printed. */
   readonly render: (message: SdkMessage.SdkMessage) => void
   /** The turn of `text` is printed whole; `result` is its result (`undefined` if the turn died without one). */
-  readonly ended: (text: string, result: SdkMessage.Result | undefined) => Effect.Effect<void>
+  readonly ended: (text: string | undefined, result: SdkMessage.Result | undefined) => Effect.Effect<void>
   /** What waits changed: the previews, the next to run first. */
   readonly queued: (previews: ReadonlyArray<string>) => void
   /** `text` could not be queued (the queue is full). */
@@ -133,7 +136,7 @@ export const make = (session: Session.Service, hooks: Hooks): Effect.Effect<Turn
         printing = turn.turnId
         yield* refresh
         const entry = entries.has(turn.turnId) ? yield* take(turn.turnId) : yield* registering.withPermits(1)(take(turn.turnId))
-        const text = entry?.text ?? ""
+        const text = entry?.text
         hooks.started(text)
         let result: SdkMessage.Result | undefined
         yield* Stream.runForEach(turn.events, (message) =>

@@ -22,12 +22,12 @@ const recorder = (reply: TurnQueue.Hooks["reply"] = () => undefined) => {
   const log: Array<string> = []
   const shown: Array<ReadonlyArray<string>> = []
   const hooks: TurnQueue.Hooks = {
-    started: (text) => log.push(`start ${text}`),
+    started: (text) => log.push(`start ${text ?? "(the runtime's own)"}`),
     render: (message: SdkMessage.SdkMessage) => {
       if (message.type === "result") log.push(`result ${message.subtype === "success" ? message.result : message.subtype}`)
       if (message.type === "system" && message.subtype === "local_command_output") log.push(`output ${message.content}`)
     },
-    ended: (text) => Effect.sync(() => log.push(`end ${text}`)),
+    ended: (text) => Effect.sync(() => log.push(`end ${text ?? "(the runtime's own)"}`)),
     queued: (previews) => shown.push(previews),
     refused: (text, reason) => log.push(`refused ${text}: ${reason}`),
     reply
@@ -147,4 +147,22 @@ describe("TurnQueue", () => {
       assert.deepStrictEqual(log, printed("first", "error_during_execution"))
       assert.deepStrictEqual(yield* prompts, ["first"])
     }).pipe(Effect.provide(Testing.layer([holding[0]!], { tools: [sleeper] }))))
+
+  it.scoped("a turn the runtime admits itself (a goal's continuation) is printed in its place, with no text of the REPL's", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.make({ model: "claude-test", cwd: "/work" })
+      const { hooks, log } = recorder()
+      const queue = yield* TurnQueue.make(session, hooks)
+      yield* Effect.promise(() => queue.submit("/goal write the notes"))
+      yield* settle
+      // Its continuation (answered without a tool call, so the goal stops there) comes after it.
+      assert.deepStrictEqual(log.filter((l) => /^(start|end) /.test(l)).slice(0, 4), [
+        "start /goal write the notes",
+        "end /goal write the notes",
+        "start (the runtime's own)",
+        "end (the runtime's own)"
+      ])
+      assert.include(log, "result a continuation")
+      yield* Effect.promise(() => queue.close())
+    }).pipe(Effect.provide(Testing.layer([TestModel.text("a continuation")]))))
 })
