@@ -110,6 +110,8 @@ export * as Session from "./session/Session.js"
 export * as Admission from "./runtime/Admission.js"
 /** The single owner of a session's turn admission: submit, the queue and its operations. */
 export * as SessionRuntime from "./runtime/SessionRuntime.js"
+/** The runtime protocol: the runtime's operations as one `@effect/rpc` group, transport-free. */
+export * as RuntimeProtocol from "./protocol/RuntimeProtocol.js"
 /** A pending action: what a turn waits for an answer to (a permission ask, an MCP elicitation). */
 export * as Action from "./runtime/Action.js"
 /** Ask → respond: pending actions, answered through one `respond`. */

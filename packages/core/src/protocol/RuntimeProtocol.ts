@@ -7,9 +7,11 @@
  * Sessions are named by the `sessionId` that `session.start` returns (the session's id when it
  * started; it stays the name after `/clear` gives the conversation a new id). A turn is named by
  * the `turnId` its admission returns. Turn output is streamed: `turn.start` streams its own turn
- * (`Admitted`, then `Started`, its SDK messages, `Ended`), `session.events` every turn of the
- * session as it runs. A bad request is answered with a typed error, {@link InvalidRequest} among
- * every operation's errors, and never stops the server.
+ * (`Admitted`, then `Started`, its SDK messages and the actions it waits on, `Ended`),
+ * `session.events` every turn of the session as it runs, goal continuations included. An ask (a
+ * permission, an MCP elicitation) is a pending action, answered with `action.respond`. A bad
+ * request is answered with a typed error, {@link InvalidRequest} among every operation's errors,
+ * and never stops the server.
  *
  * To add an operation: one `Rpc.make` here (its payload, success and errors), one handler where the
  * group is served.
@@ -21,9 +23,15 @@ import * as RpcGroup from "@effect/rpc/RpcGroup"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Message from "../message/Message.js"
+import * as Export from "../read/Export.js"
+import * as ReadModel from "../read/ReadModel.js"
+import * as Action from "../runtime/Action.js"
+import { ActionNotFound, InvalidAnswer } from "../runtime/Actions.js"
+import * as Goal from "../runtime/Goal.js"
 import { QueueFull, TurnCancelled } from "../runtime/SessionRuntime.js"
 import type * as SdkMessage from "../session/SdkMessage.js"
 
+export { ActionNotFound, InvalidAnswer } from "../runtime/Actions.js"
 export { QueueFull, TurnCancelled } from "../runtime/SessionRuntime.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -98,6 +106,19 @@ export class TurnFailed extends Schema.TaggedError<TurnFailed>("@keel/RuntimePro
   "TurnFailed",
   { turnId: Schema.String, message: Schema.String }
 ) {}
+
+/**
+ * The session's transcript could not be read (it is not saved: `persist: false`; or it is corrupt),
+ * so there is nothing to export.
+ *
+ * @category Errors
+ */
+export class TranscriptUnavailable
+  extends Schema.TaggedError<TranscriptUnavailable>("@keel/RuntimeProtocol/TranscriptUnavailable")(
+    "TranscriptUnavailable",
+    { sessionId: Schema.String, message: Schema.String }
+  )
+{}
 
 /** The errors every operation can fail with, plus its own. */
 const errors = <const Members extends ReadonlyArray<Schema.Schema.All>>(...members: Members) =>
@@ -205,8 +226,16 @@ export const SessionSnapshot = Schema.Struct({
   queued: Schema.Array(QueuedTurn),
   /** The last turn's `result` (the session's totals: cost, tokens per model). */
   lastResult: Schema.NullOr(ResultSchema),
+  goal: Schema.NullOr(Goal.Goal),
+  /** What waits for an answer (`action.respond`). */
+  pendingActions: Schema.Array(Action.Pending),
   /** The conversation as the model sees it (after compactions). */
-  messages: Schema.Array(Message.Message)
+  messages: Schema.Array(Message.Message),
+  /**
+   * The session's read model (`ReadModel`: turns and their items, usage and cost per turn, files,
+   * totals), projected from its transcript as saved so far; `null` when it is not saved.
+   */
+  readModel: Schema.NullOr(ReadModel.ReadModel)
 })
 
 /** A turn was admitted (`turn.start`'s first event): it runs now, or waits in the queue. @category Events */
@@ -223,8 +252,16 @@ export const Cancelled = Schema.TaggedStruct("Cancelled", {
   reason: Schema.Literal("removed", "cleared", "closed")
 })
 
+/**
+ * An action opened, answered or cancelled: `turnId` is the turn it pauses (`null` for one restored
+ * from a transcript before its turn asks again).
+ *
+ * @category Events
+ */
+export const ActionEvent = Schema.TaggedStruct("Action", { turnId: Schema.NullOr(Schema.String), event: Action.Event })
+
 /** What the streaming operations send. @category Events */
-export const RuntimeEvent = Schema.Union(Admitted, Started, TurnMessage, Ended, Cancelled)
+export const RuntimeEvent = Schema.Union(Admitted, Started, TurnMessage, ActionEvent, Ended, Cancelled)
 /** @category Events */
 export type RuntimeEvent = typeof RuntimeEvent.Type
 
@@ -239,8 +276,10 @@ const Prompt = Schema.Union(Schema.String, Message.UserMessage)
 
 /**
  * The runtime's operations. Sessions: `session.start`, `session.list`, `session.read`,
- * `session.events` (stream), `session.compact` (stream), `session.close`. Turns: `turn.start`
- * (stream), `turn.cancel`. The queue: `queue.list`, `queue.remove`, `queue.promote`, `queue.clear`.
+ * `session.events` (stream), `session.compact` (stream), `session.export`, `session.close`.
+ * Turns: `turn.start` (stream), `turn.cancel`. The queue: `queue.list`, `queue.remove`,
+ * `queue.promote`, `queue.clear`. Actions: `action.list`, `action.respond`. The goal: `goal.set`,
+ * `goal.pause`, `goal.clear`.
  *
  * @category Groups
  */
@@ -260,6 +299,12 @@ export class RuntimeRpcs extends RpcGroup.make(
     success: RuntimeEvent,
     error: errors(SessionNotFound, QueueFull, TurnCancelled, TurnFailed),
     stream: true
+  }),
+  /** The session's export (`keel export`'s bytes): `handoff` (Markdown, or JSON with `json`), `replay`, `review`. */
+  Rpc.make("session.export", {
+    payload: { ...session, format: Export.Format, json: Schema.optional(Schema.Boolean) },
+    success: Schema.Struct({ mediaType: Schema.Literal("application/json", "text/markdown"), text: Schema.String }),
+    error: errors(SessionNotFound, TranscriptUnavailable)
   }),
   /** Stops the running turn, cancels what waits, closes the session's MCP servers. */
   Rpc.make("session.close", { payload: session, error: errors(SessionNotFound) }),
@@ -281,6 +326,34 @@ export class RuntimeRpcs extends RpcGroup.make(
   Rpc.make("queue.clear", {
     payload: session,
     success: Schema.Struct({ removed: Schema.Array(QueuedTurn) }),
+    error: errors(SessionNotFound)
+  }),
+  Rpc.make("action.list", { payload: session, success: Schema.Array(Action.Pending), error: errors(SessionNotFound) }),
+  /** Answers a pending action: a permission (`allow`/`deny`) or an elicitation (`accept`/`decline`/`cancel`). */
+  Rpc.make("action.respond", {
+    payload: { ...session, actionId: Schema.String, answer: Action.Answer },
+    error: errors(SessionNotFound, ActionNotFound, InvalidAnswer)
+  }),
+  /** Sets the session's goal (replacing any): while it is active, the idle runtime admits turns that work on it. */
+  Rpc.make("goal.set", {
+    payload: {
+      ...session,
+      objective: Schema.String,
+      maxContinuations: Schema.optional(Schema.Int),
+      maxBudgetUsd: Schema.optional(Schema.Number)
+    },
+    success: Goal.Goal,
+    error: errors(SessionNotFound)
+  }),
+  /** Pauses (`paused: true`) or resumes the goal's continuations; `changed` is false when there is no goal. */
+  Rpc.make("goal.pause", {
+    payload: { ...session, paused: Schema.Boolean },
+    success: Schema.Struct({ changed: Schema.Boolean }),
+    error: errors(SessionNotFound)
+  }),
+  Rpc.make("goal.clear", {
+    payload: session,
+    success: Schema.Struct({ cleared: Schema.Boolean }),
     error: errors(SessionNotFound)
   })
 ) {}
