@@ -50,7 +50,9 @@ describe("keel -p", () => {
       "Glob",
       "Grep",
       "TodoWrite",
-      "Task"
+      "Task",
+      "AskUserQuestion",
+      "update_goal"
     ])
     // The prompt as a cached text block (prompt caching sends string content as the block it stands for).
     assert.deepStrictEqual(first.messages, [{

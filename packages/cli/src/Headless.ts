@@ -114,7 +114,11 @@ const failed = (cause: Cause.Cause<unknown>, flags: Flags, io: Io): number => {
 }
 
 /**
- * Runs one headless turn for `prompt` and prints its output. Returns the process exit code.
+ * Runs `prompt` headless through the session's runtime and prints its output: the turn, and any
+ * turn that follows it without new input (what a resumed transcript left queued first; the goal's
+ * continuation turns after a `/goal`). Text and JSON print the last result. Nobody can answer a
+ * pending action here: asks are denied, and those a resumed transcript left are refused. Returns
+ * the process exit code.
  *
  * @category Running
  */
@@ -123,9 +127,24 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
   const program = Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
     for (const warning of warnings) io.err(`keel: ${warning}\n`)
-    io.onInterruptReady?.(() => Effect.runFork(session.interrupt))
+    const runtimeScope = yield* Scope.make()
+    const runtime = yield* SessionRuntime.make(session).pipe(Scope.extend(runtimeScope))
     const messages: Array<SdkMessage.SdkMessage> = []
-    const result = yield* runTurn(flags, io, session.submit(prompt), messages)
+    let result: SdkMessage.Result | undefined
+    const printer = yield* Effect.fork(Stream.runForEach(
+      yield* runtime.turns,
+      (turn) =>
+        runTurn(flags, io, Stream.catchAll(turn.events, () => Stream.empty), messages).pipe(
+          Effect.map((last) => (result = last ?? result))
+        )
+    ))
+    yield* Runtime.refusePending(yield* runtime.resume, "nobody can answer it in a -p run")
+    yield* runtime.submit(prompt)
+    // Ctrl+C: what waits is dropped, the running turn stops (a goal then stops too: its turn failed).
+    io.onInterruptReady?.(() => Effect.runFork(Effect.zipRight(runtime.clear, runtime.interrupt)))
+    yield* runtime.idle
+    yield* Scope.close(runtimeScope, Exit.void)
+    yield* Fiber.await(printer)
     return { result, messages }
   }).pipe(Effect.scoped, Effect.provide(Runtime.layer(options)))
 

@@ -26,6 +26,7 @@ import {
   PromptCaching,
   Resilience,
   Session,
+  type SessionRuntime,
   SessionStore,
   ToolRegistry,
   ToolRuntime,
@@ -339,3 +340,17 @@ export const describeFailure = (
       : [`internal error: ${what} (${debugHint})`]
   }
 }
+
+/**
+ * Refuses the actions a resumed transcript left pending, in a run where nobody can answer them
+ * (`-p` without `--permission-prompt-tool stdio`, `query()` without `canUseTool`): each is cancelled
+ * with `reason`, so nothing waits for an answer that cannot come.
+ *
+ * @category Running
+ */
+export const refusePending = (
+  resumed: SessionRuntime.Resumed,
+  reason: string
+): Effect.Effect<void, never, Actions.Actions> =>
+  Effect.flatMap(Actions.Actions, (actions) =>
+    Effect.forEach(resumed.pending, (action) => actions.cancel(action.id, reason), { discard: true }))

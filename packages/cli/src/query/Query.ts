@@ -188,11 +188,8 @@ const serve = (
     yield* answerActions(canUseTool)
     // What the transcript left (a turn cut while it waited, queued input) runs first.
     const resumed = yield* runtime.resume
-    if (canUseTool === undefined) {
-      // Nobody can answer here: what waited is refused (and a resumed turn's call is denied).
-      const actions = yield* Actions.Actions
-      yield* Effect.forEach(resumed.pending, (a) => actions.cancel(a.id, "nobody can answer it in this query"), { discard: true })
-    }
+    // Nobody can answer here: what waited is refused (and a resumed turn's call is denied).
+    if (canUseTool === undefined) yield* Runtime.refusePending(resumed, "nobody can answer it in this query")
     // The host's uuids of the submitted messages, by turn id, and of the one read but not yet submitted.
     const uuids = new Map<string, string>()
     let held: string | undefined

@@ -198,11 +198,17 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     // The session's facts are written one change at a time, in order.
     const saving = yield* Effect.makeSemaphore(1)
 
-    /** Saves the queued inputs with the session (what a restarted process queues again). */
+    /**
+     * Saves the queued inputs with the session (what a restarted process queues again), when they
+     * changed. An input that starts at once is never saved: only input that waits.
+     */
     const saveQueue = (admission: Admission.Admission) =>
       saving.withPermits(1)(Effect.gen(function*() {
         const facts = yield* session.state
-        yield* Ref.set(facts.queued, [...(yield* Ref.get(unresumed)), ...Admission.saved(admission)])
+        const waiting = [...(yield* Ref.get(unresumed)), ...Admission.saved(admission)]
+        const before = yield* Ref.get(facts.queued)
+        if (waiting.length === before.length && waiting.every((q, i) => q.id === before[i]!.id && q.priority === before[i]!.priority)) return
+        yield* Ref.set(facts.queued, waiting)
         yield* session.save
       }))
 
@@ -240,7 +246,9 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
               if (item.priority === "now") running.controller?.abort()
               return Admission.enqueue(admission, item)
             }))
-        if ((item.kind ?? "input") === "input") yield* saveQueue(admission)
+        // Saved only when it waits: with nothing running, the worker starts it now.
+        const waits = admission.running !== undefined || admission.queue[0]?.id !== item.id
+        if ((item.kind ?? "input") === "input" && waits) yield* saveQueue(admission)
         yield* Ref.set(ready, true)
         yield* nudge
         return { turnId: item.id, events: Mailbox.toStream(output) } satisfies Submitted
