@@ -195,22 +195,37 @@ export const program = (version: string): Command =>
     .allowExcessArguments(false)
     .showSuggestionAfterError(true)
 
+/** What a command line printed and exits with, instead of running. @category Models */
+export type Exit = Extract<Parsed, { readonly _tag: "Exit" }>
+
 /**
- * Parses argv (without the node and script paths). Usage errors become `Exit` with code 2 and a
- * message that says what is wrong and points at `--help`.
+ * A usage error of the command `name` (`keel`, `keel serve`, ...): exit code 2, and a line saying
+ * what is wrong with a pointer at its `--help`.
  *
  * @category Parsing
  */
-export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
+export const usageError = (name: string, message: string): Exit => ({
+  _tag: "Exit",
+  code: 2,
+  stdout: "",
+  stderr: `${name}: ${message}\nRun ${name} --help for usage.\n`
+})
+
+/**
+ * Runs commander's `cmd` (the command `name`) on `argv`, its output collected: `--help` and
+ * `--version` become `Exit` with code 0 and what they print, a usage error commander finds becomes
+ * `Exit` with code 2 (see {@link usageError}); otherwise `cmd`, parsed.
+ *
+ * @category Parsing
+ */
+export const parseCommand = (cmd: Command, argv: ReadonlyArray<string>, name: string): Command | Exit => {
   let stdout = ""
   let stderr = ""
-  const cmd = program(version)
-    .exitOverride()
-    .configureOutput({
-      writeOut: (s) => (stdout += s),
-      writeErr: (s) => (stderr += s),
-      outputError: (s, write) => write(s.replace(/^error: /, "keel: ") + "Run keel --help for usage.\n")
-    })
+  cmd.exitOverride().configureOutput({
+    writeOut: (s) => (stdout += s),
+    writeErr: (s) => (stderr += s),
+    outputError: (s, write) => write(s.replace(/^error: /, `${name}: `) + `Run ${name} --help for usage.\n`)
+  })
   try {
     cmd.parse([...argv], { from: "user" })
   } catch (e) {
@@ -220,6 +235,18 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     }
     throw e
   }
+  return cmd
+}
+
+/**
+ * Parses argv (without the node and script paths). Usage errors become `Exit` with code 2 and a
+ * message that says what is wrong and points at `--help`.
+ *
+ * @category Parsing
+ */
+export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
+  const cmd = parseCommand(program(version), argv, "keel")
+  if (!(cmd instanceof Command)) return cmd
   const o = cmd.opts<{
     print: boolean
     outputFormat: OutputFormat
@@ -248,12 +275,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     sessionPersistence: boolean
     debug: boolean
   }>()
-  const usage = (message: string): Parsed => ({
-    _tag: "Exit",
-    code: 2,
-    stdout: "",
-    stderr: `keel: ${message}\nRun keel --help for usage.\n`
-  })
+  const usage = (message: string): Parsed => usageError("keel", message)
   const fallbackModels = o.fallbackModel === undefined
     ? undefined
     : o.fallbackModel.split(",").map((m) => m.trim()).filter((m) => m.length > 0)

@@ -1,6 +1,7 @@
 /**
  * The `keel` entry point: parse flags (without loading the kernel), then run headless: one prompt
- * (`-p`), or user messages as JSON lines on stdin (`--input-format stream-json`).
+ * (`-p`), or user messages as JSON lines on stdin (`--input-format stream-json`); or the REPL; or,
+ * for `keel serve`, the runtime protocol.
  *
  * @since 0.1.0
  */
@@ -23,6 +24,7 @@ const exit = (code: number): void => {
 }
 
 const main = async (): Promise<void> => {
+  if (process.argv[2] === "serve") return serve(process.argv.slice(3))
   if (process.argv[2] === "export") return exportSession(process.argv.slice(3))
   const parsed = parse(process.argv.slice(2), version)
   if (parsed._tag === "Exit") {
@@ -72,6 +74,20 @@ const exportSession = async (argv: ReadonlyArray<string>): Promise<void> => {
   }
   const { run } = await import("./export/Export.js")
   exit(await run(parsed.flags, { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }))
+}
+
+/** `keel serve`: the runtime protocol over stdio or HTTP (its parser and server load only for it). */
+const serve = async (argv: ReadonlyArray<string>): Promise<void> => {
+  const { parseServe } = await import("./serve/ServeFlags.js")
+  const parsed = parseServe(argv, version)
+  if (parsed._tag === "Exit") {
+    process.stdout.write(parsed.stdout)
+    process.stderr.write(parsed.stderr)
+    return exit(parsed.code)
+  }
+  const { run } = await import("./serve/Serve.js")
+  const io = { out: (s: string) => process.stdout.write(s), err: (s: string) => process.stderr.write(s), input: process.stdin }
+  exit(await run(parsed.flags, parsed.transport, io))
 }
 
 /**

@@ -7,7 +7,8 @@
  *
  * @since 0.1.0
  */
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander"
+import { Command, InvalidArgumentError, Option } from "commander"
+import { parseCommand, usageError } from "../Flags.js"
 
 /** The formats, as `Export.FORMATS` names them (not imported: the parser loads without the kernel). @category Constants */
 export const FORMATS = ["handoff", "replay", "review"] as const
@@ -62,32 +63,11 @@ export const program = (): Command =>
  * @category Parsing
  */
 export const parseExport = (argv: ReadonlyArray<string>): Parsed => {
-  let stdout = ""
-  let stderr = ""
-  const cmd = program()
-    .exitOverride()
-    .configureOutput({
-      writeOut: (s) => (stdout += s),
-      writeErr: (s) => (stderr += s),
-      outputError: (s, write) => write(s.replace(/^error: /, "keel export: ") + "Run keel export --help for usage.\n")
-    })
-  try {
-    cmd.parse([...argv], { from: "user" })
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      return { _tag: "Exit", code: e.code === "commander.helpDisplayed" ? 0 : 2, stdout, stderr }
-    }
-    throw e
-  }
+  const cmd = parseCommand(program(), argv, "keel export")
+  if (!(cmd instanceof Command)) return cmd
   const o = cmd.opts<{ format: typeof FORMATS[number]; output?: string; json: boolean; cwd?: string }>()
   if (o.json && o.format !== "handoff") {
-    return {
-      _tag: "Exit",
-      code: 2,
-      stdout: "",
-      stderr: `keel export: --json is for --format handoff (the ${o.format} export is always JSON).\n` +
-        "Run keel export --help for usage.\n"
-    }
+    return usageError("keel export", `--json is for --format handoff (the ${o.format} export is always JSON).`)
   }
   return {
     _tag: "Export",
