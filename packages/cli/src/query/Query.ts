@@ -18,7 +18,6 @@
  * @since 0.1.0
  */
 import {
-  Actions,
   Admission,
   AnthropicModel,
   Ids,
@@ -39,6 +38,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as ActionAnswerer from "../ActionAnswerer.js"
 import * as Runtime from "../Runtime.js"
 import * as Input from "./Input.js"
 import { PromptFailure } from "./Input.js"
@@ -135,39 +135,6 @@ interface Served {
 }
 
 /**
- * Answers the session's pending actions with the host's `canUseTool` (when it gave one): a
- * permission ask calls it (aborted if the action is cancelled first), an MCP elicitation is
- * declined (the Agent SDK's `onElicitation` is not supported yet).
- */
-const answerActions = (canUseTool: Permissions.CanUseTool | undefined): Effect.Effect<void, never, Actions.Actions | Scope.Scope> =>
-  Effect.gen(function*() {
-    if (canUseTool === undefined) return
-    const actions = yield* Actions.Actions
-    const asked = new Map<string, AbortController>()
-    const reply = (id: string, answer: Promise<unknown>) =>
-      answer.then(
-        (given) => Effect.runPromise(Effect.ignore(actions.respond(id, given))),
-        (e) => Effect.runPromise(Effect.ignore(actions.cancel(id, `the permission callback failed (${String(e)})`)))
-      ).finally(() => asked.delete(id))
-    yield* Effect.forkScoped(Stream.runForEach(yield* actions.subscribe, (event) =>
-      Effect.sync(() => {
-        if (event.event !== "opened") {
-          asked.get(event.id)?.abort()
-          return
-        }
-        const { id, request } = event.action
-        if (request.kind !== "permission") return void reply(id, Promise.resolve({ action: "decline" }))
-        const controller = new AbortController()
-        asked.set(id, controller)
-        void reply(id, canUseTool(request.toolName, request.input, {
-          toolUseId: request.toolUseId,
-          reason: request.reason,
-          signal: controller.signal
-        }))
-      })))
-  })
-
-/**
  * Serves `session` through a `SessionRuntime`: every message of the input is submitted as soon as
  * the host yields it (it waits by its `priority` while a turn runs; `now` stops the running turn),
  * at most `Admission.MAX_QUEUED` at once (the input is not read further until one starts). An abort
@@ -185,7 +152,7 @@ const serve = (
     const runtimeScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
     const runtime = yield* SessionRuntime.make(session).pipe(Scope.extend(runtimeScope))
     const turns = yield* runtime.turns
-    yield* answerActions(canUseTool)
+    if (canUseTool !== undefined) yield* ActionAnswerer.answerWith(canUseTool)
     // What the transcript left (a turn cut while it waited, queued input) runs first.
     const resumed = yield* runtime.resume
     // Nobody can answer here: what waited is refused (and a resumed turn's call is denied).
@@ -290,7 +257,7 @@ const run = (
     }
   })()
   const setup = Effect.gen(function*() {
-    // The host's callback answers the session's pending actions (see `answerActions`).
+    // The host's callback answers the session's pending actions (see `ActionAnswerer`).
     const resolved = yield* resolve(options, env, undefined)
     const opened = Effect.gen(function*() {
       const requested = controls.model()

@@ -16,8 +16,10 @@
 import { Commands, ContextManagement, type SdkMessage, type Session, TokenEstimate } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Scope from "effect/Scope"
+import * as ActionAnswerer from "../ActionAnswerer.js"
 import type { Flags } from "../Flags.js"
 import * as Runtime from "../Runtime.js"
 import * as Completion from "./Completion.js"
@@ -178,8 +180,10 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     line: async () => pipe?.answer()
   })
 
-  const options: Runtime.Options = { ...flags, cwd, includePartialMessages: true, canUseTool }
+  // The prompt answers the session's pending actions (permission asks), as any front end does.
+  const options: Runtime.Options = { ...flags, cwd, includePartialMessages: true, askThroughActions: true }
   const runtime = ManagedRuntime.make(Runtime.layer(options))
+  const answering = runtime.runFork(Effect.scoped(Effect.zipRight(ActionAnswerer.answerWith(canUseTool), Effect.never)))
   const fail = async (exit: Exit.Exit<unknown, unknown>): Promise<number> => {
     if (Exit.isSuccess(exit)) return 0
     const failure = Runtime.describeFailure(exit.cause, flags.debug)
@@ -286,6 +290,7 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   write(style.dim(`\nResume this session with: keel --resume ${await runtime.runPromise(current.session.sessionId)}\n`))
   await runtime.runPromise(Scope.close(turnsScope, Exit.void))
   await runtime.runPromise(Scope.close(current.scope, Exit.void))
+  await runtime.runPromise(Fiber.interrupt(answering))
   await runtime.dispose()
   return 0
 }

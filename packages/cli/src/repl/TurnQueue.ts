@@ -102,6 +102,8 @@ export const make = (session: Session.Service, hooks: Hooks): Effect.Effect<Turn
         const runtime = yield* SessionRuntime.make(of).pipe(Scope.extend(laneScope), Effect.provide(context))
         // Subscribed before anything is submitted, outside the runtime's scope: no turn is missed.
         yield* lanes.offer(yield* Scope.extend(runtime.turns, scope))
+        // What the session's transcript left (a turn cut while it waited, queued input) runs first.
+        yield* runtime.resume
         return { runtime, scope: laneScope } satisfies Lane
       })
     let lane = yield* open(session)
