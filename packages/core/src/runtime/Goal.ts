@@ -135,3 +135,37 @@ export const describe = (goal: Goal | undefined): string => {
   const why = goal.reason !== undefined ? `: ${goal.reason}` : ""
   return `Goal (${goal.status}${why}): ${goal.objective} · ${progress}`
 }
+
+/** What the idle runtime does about the goal. @category Deciding */
+export type Next =
+  | { readonly _tag: "Wait" }
+  /** Admit a continuation turn with `prompt`; the goal counts it. */
+  | { readonly _tag: "Continue"; readonly goal: Goal; readonly prompt: string }
+  /** The goal cannot go on: it is `blocked` with the reason. */
+  | { readonly _tag: "Stop"; readonly goal: Goal }
+
+/**
+ * The idle runtime's decision about `goal` in `situation` (see {@link blocker}).
+ *
+ * @category Deciding
+ */
+export const next = (goal: Goal | undefined, situation: Situation): Next => {
+  const blocked = blocker(goal, situation)
+  if (goal === undefined || blocked?.kind === "wait") return { _tag: "Wait" }
+  if (blocked !== undefined) return { _tag: "Stop", goal: { ...goal, status: "blocked", reason: blocked.reason } }
+  return { _tag: "Continue", goal: { ...goal, continuations: goal.continuations + 1 }, prompt: continuationPrompt(goal) }
+}
+
+/**
+ * The goal after one of its continuation turns ended: `blocked` when the turn failed, else as
+ * {@link afterContinuation} says; a goal that is no longer active (the turn's `update_goal`) is
+ * left as it is.
+ *
+ * @category Transitions
+ */
+export const afterTurn = (goal: Goal | undefined, outcome: Outcome & { readonly failed: boolean }): Goal | undefined =>
+  goal === undefined || goal.status !== "active"
+    ? goal
+    : outcome.failed
+    ? { ...goal, status: "blocked", reason: "the last turn failed" }
+    : afterContinuation(goal, outcome)

@@ -43,6 +43,7 @@ import { Actions, currentTurn } from "./Actions.js"
 import * as Admission from "./Admission.js"
 import * as Goal from "./Goal.js"
 import * as PendingTools from "./PendingTools.js"
+import * as SessionFacts from "./SessionFacts.js"
 
 /** A queued turn that will not run: it was removed, or the queue was cleared. @category Errors */
 export class TurnCancelled extends Schema.TaggedError<TurnCancelled>("@keel/SessionRuntime/TurnCancelled")(
@@ -191,37 +192,11 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     const parked = yield* SubscriptionRef.make(false)
     // Wakes the worker; until it has looked again (and parked), the runtime is not idle.
     const nudge = Effect.zipRight(SubscriptionRef.set(parked, false), wake.offer(undefined))
-    // The inputs the transcript left queued, until `resume` queues them again (saved meanwhile).
-    const unresumed = yield* Ref.make<ReadonlyArray<Admission.Saved>>(
-      yield* Effect.flatMap(session.state, (s) => Ref.get(s.queued))
-    )
-    // The session's facts are written one change at a time, in order.
-    const saving = yield* Effect.makeSemaphore(1)
-
-    /**
-     * Saves the queued inputs with the session (what a restarted process queues again), when they
-     * changed. An input that starts at once is never saved: only input that waits.
-     */
-    const saveQueue = (admission: Admission.Admission) =>
-      saving.withPermits(1)(Effect.gen(function*() {
-        const facts = yield* session.state
-        const waiting = [...(yield* Ref.get(unresumed)), ...Admission.saved(admission)]
-        const before = yield* Ref.get(facts.queued)
-        if (waiting.length === before.length && waiting.every((q, i) => q.id === before[i]!.id && q.priority === before[i]!.priority)) return
-        yield* Ref.set(facts.queued, waiting)
-        yield* session.save
-      }))
-
-    /** Changes the session's goal and saves it. */
+    // The queue, the actions' events and the goal, kept with the session.
+    const facts = yield* SessionFacts.make(session)
+    const saveQueue = facts.saveQueue
     const changeGoal = <A>(f: (goal: Goal.Goal | undefined) => readonly [A, Goal.Goal | undefined]) =>
-      saving.withPermits(1)(Effect.gen(function*() {
-        const facts = yield* session.state
-        const [answer, next] = f(yield* Ref.get(facts.goal))
-        yield* Ref.set(facts.goal, next)
-        yield* session.save
-        yield* nudge
-        return answer
-      }))
+      Effect.zipLeft(facts.changeGoal(f), nudge)
 
     const cancel = (dropped: ReadonlyArray<Admission.Queued>, reason: TurnCancelled["reason"]) =>
       Effect.forEach(dropped, (q) => {
@@ -314,14 +289,11 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
         Effect.zipRight(
           kind === "goal"
             ? Effect.flatMap(Ref.get(lastResult), (result) =>
-              changeGoal((goal) => [
-                undefined,
-                goal === undefined || goal.status !== "active"
-                  ? goal
-                  : result?.is_error === true
-                  ? { ...goal, status: "blocked", reason: "the last turn failed" }
-                  : Goal.afterContinuation(goal, { toolCalls, answer: result?.subtype === "success" ? result.result ?? "" : "" })
-              ]))
+              changeGoal((goal) => [undefined, Goal.afterTurn(goal, {
+                toolCalls,
+                answer: result?.subtype === "success" ? result.result ?? "" : "",
+                failed: result?.is_error === true
+              })]))
             : Effect.void
         ),
         // A turn that dies (a bug below the session) fails its own stream, not the runtime: the
@@ -344,33 +316,28 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       )
     }
 
-    /** With nothing to run: a goal continuation to queue, or why not (a blocker that ends it is applied). */
+    /** With nothing to run: queues the goal's continuation if one is due (true), or stops the goal. */
     const considerGoal = Effect.gen(function*() {
-      const facts = yield* session.state
-      const goal = yield* Ref.get(facts.goal)
-      if (goal === undefined || goal.status !== "active") return false
+      const goal = yield* Effect.flatMap(session.state, (s) => Ref.get(s.goal))
+      if (goal?.status !== "active") return false
       const admission = yield* SynchronizedRef.get(state)
       const result = yield* Ref.get(lastResult)
-      const blocked = Goal.blocker(goal, {
+      const next = Goal.next(goal, {
         queued: admission.queue.length,
         running: admission.running !== undefined,
         pendingActions: (yield* actions.pending).length,
         lastFailed: result?.is_error === true,
         spentUsd: result?.total_cost_usd ?? 0
       })
-      if (blocked?.kind === "stop") {
-        yield* changeGoal((g) => [undefined, g === goal ? { ...goal, status: "blocked", reason: blocked.reason } : g])
-        return false
-      }
-      if (blocked !== undefined) return false
-      const next = { ...goal, continuations: goal.continuations + 1 }
-      const prompt = Goal.continuationPrompt(goal)
-      yield* changeGoal((g) => [undefined, g === goal ? next : g])
+      if (next._tag === "Wait") return false
+      // Only if the goal is still the one decided on (a /goal may have replaced it meanwhile).
+      const changed = yield* changeGoal((g) => (g === goal ? [true, next.goal] : [false, g]))
+      if (!changed || next._tag === "Stop") return false
       yield* enqueue({
         id: ids.uuid(),
         priority: "later",
-        input: prompt,
-        preview: Admission.preview(prompt),
+        input: next.prompt,
+        preview: Admission.preview(next.prompt),
         queuedAt: yield* Clock.currentTimeMillis,
         kind: "goal"
       }, undefined)
@@ -408,19 +375,15 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     const recordActions = Effect.gen(function*() {
       const events = yield* actions.subscribe
       yield* Stream.runForEach(events, (event) =>
-        saving.withPermits(1)(Effect.gen(function*() {
-          const facts = yield* session.state
-          const log = yield* Ref.get(facts.actionLog)
-          if (event.event === "opened" && log.some((e) => e.event === "opened" && e.action.id === event.action.id)) return
-          yield* Ref.set(facts.actionLog, [...log, event])
-          yield* session.save
-          if (event.event === "resolved" && "behavior" in event.answer && event.answer.behavior === "deny" && event.answer.interrupt === true) {
-            running.controller?.abort()
-          }
-        }).pipe(
+        facts.recordAction(event).pipe(
+          Effect.zipRight(Effect.sync(() => {
+            if (event.event === "resolved" && "behavior" in event.answer && event.answer.behavior === "deny" && event.answer.interrupt === true) {
+              running.controller?.abort()
+            }
+          })),
           // An answered action may be what a goal's continuation waited for.
           Effect.zipRight(nudge)
-        )))
+        ))
     })
 
     yield* Effect.forkScoped(worker)
@@ -447,21 +410,21 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     )
 
     const resume = Effect.gen(function*() {
-      const facts = yield* session.state
-      const pending = Action.pendingAfter(yield* Ref.get(facts.actionLog))
+      const sessionState = yield* session.state
+      const pending = Action.pendingAfter(yield* Ref.get(sessionState.actionLog))
       yield* actions.restore(pending)
       // A turn cut while it waited runs on first, from its tool calls (the conversation as it was
       // before any "interrupted" repair).
-      const cut = PendingTools.find(yield* Ref.get(facts.messages), pending)
+      const cut = PendingTools.find(yield* Ref.get(sessionState.messages), pending)
       const queuedAt = yield* Clock.currentTimeMillis
       if (cut !== undefined) {
-        yield* Ref.set(facts.messages, cut.history)
+        yield* Ref.set(sessionState.messages, cut.history)
         const preview = `resumed: ${cut.uses.map((u) => u.name).join(", ")}`
         yield* enqueue({ id: cut.turnId ?? ids.uuid(), priority: "now", input: preview, preview, queuedAt, kind: "resume" }, undefined).pipe(
           Effect.catchTag("QueueFull", () => Effect.logWarning("the cut turn was not resumed: the queue is full"))
         )
       }
-      const saved = yield* Ref.getAndSet(unresumed, [])
+      const saved = yield* facts.takeLeftQueued
       for (const q of saved) {
         yield* enqueue({ ...q, preview: Admission.preview(q.input), kind: "input" }, undefined).pipe(
           Effect.catchTag("QueueFull", () => Effect.logWarning(`a queued input was dropped on resume: the queue is full`))

@@ -70,3 +70,31 @@ describe("Goal.afterContinuation", () => {
     assert.include(prompt, "update_goal")
   })
 })
+
+describe("Goal.next and Goal.afterTurn", () => {
+  it("next: wait, continue (counting the turn, with the prompt), or stop (blocked with why)", () => {
+    assert.deepStrictEqual(Goal.next(goal, { ...idle, queued: 1 }), { _tag: "Wait" })
+    assert.deepStrictEqual(Goal.next(undefined, idle), { _tag: "Wait" })
+    const go = Goal.next(goal, idle)
+    assert.strictEqual(go._tag, "Continue")
+    if (go._tag === "Continue") {
+      assert.strictEqual(go.goal.continuations, 1)
+      assert.strictEqual(go.prompt, Goal.continuationPrompt(goal))
+    }
+    assert.deepStrictEqual(Goal.next(goal, { ...idle, lastFailed: true }), {
+      _tag: "Stop",
+      goal: { ...goal, status: "blocked", reason: "the last turn failed" }
+    })
+  })
+
+  it("afterTurn: a failed continuation blocks the goal; an ended goal stays as it is", () => {
+    assert.deepStrictEqual(Goal.afterTurn(goal, { toolCalls: 3, answer: "x", failed: true }), {
+      ...goal,
+      status: "blocked",
+      reason: "the last turn failed"
+    })
+    assert.isUndefined(Goal.afterTurn(undefined, { toolCalls: 1, answer: "x", failed: false }))
+    const done = { ...goal, status: "done" as const }
+    assert.strictEqual(Goal.afterTurn(done, { toolCalls: 0, answer: "", failed: true }), done)
+  })
+})
