@@ -131,7 +131,8 @@ export const program = (version: string): Command =>
     .description(
       "Keel: an agent loop over the Anthropic Messages API.\n" +
         "keel [prompt]: an interactive session. keel -p \"prompt\": one headless turn\n" +
-        "(the prompt may also come on stdin)."
+        "(the prompt may also come on stdin). keel serve --stdio | --port N: the runtime\n" +
+        "protocol for an IDE or an app (keel serve --help)."
     )
     .version(version, "-v, --version", "print the version and exit")
     .helpOption("-h, --help", "show this help and exit")
