@@ -132,7 +132,8 @@ export const program = (version: string): Command =>
       "Keel: an agent loop over the Anthropic Messages API.\n" +
         "keel [prompt]: an interactive session. keel -p \"prompt\": one headless turn\n" +
         "(the prompt may also come on stdin). keel serve --stdio | --port N: the runtime\n" +
-        "protocol for an IDE or an app (keel serve --help)."
+        "protocol for an IDE or an app (keel serve --help). keel export <session> --format\n" +
+        "handoff|replay|review: a saved session as one file (keel export --help)."
     )
     .version(version, "-v, --version", "print the version and exit")
     .helpOption("-h, --help", "show this help and exit")

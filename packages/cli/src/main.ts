@@ -1,7 +1,7 @@
 /**
  * The `keel` entry point: parse flags (without loading the kernel), then run headless: one prompt
  * (`-p`), or user messages as JSON lines on stdin (`--input-format stream-json`); or the REPL; or,
- * for `keel serve`, the runtime protocol.
+ * for `keel serve`, the runtime protocol; or, for `keel export`, a saved session's export.
  *
  * @since 0.1.0
  */
