@@ -136,10 +136,7 @@ export const layer = RuntimeProtocol.RuntimeRpcs.toLayer(Effect.gen(function*() 
             yield* sessions.cancelled(served, [turnId], "removed")
             return { outcome: "removed" as const }
           }
-          if ((yield* served.runtime.running) === turnId) {
-            yield* served.runtime.interrupt
-            return { outcome: "interrupted" as const }
-          }
+          if (yield* served.runtime.interruptTurn(turnId)) return { outcome: "interrupted" as const }
           return yield* turnNotFound(sessionId, turnId, "queued or running")
         })),
     "queue.list": ({ sessionId }) => withSession(sessionId, queueState),

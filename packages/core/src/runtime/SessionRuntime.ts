@@ -119,6 +119,11 @@ export interface Service {
   readonly clear: Effect.Effect<ReadonlyArray<Admission.Snapshot>>
   /** Interrupts the running turn (the queue goes on with its head). */
   readonly interrupt: Effect.Effect<void>
+  /**
+   * Interrupts the turn `turnId` if it is the one running (checked and stopped under the admission
+   * lock, so a turn that has just ended never takes the interrupt meant for it); false otherwise.
+   */
+  readonly interruptTurn: (turnId: string) => Effect.Effect<boolean>
   /** Resolves when nothing runs, nothing waits, and no goal continuation is due. */
   readonly idle: Effect.Effect<void>
   /**
@@ -469,6 +474,12 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
           running.controller?.abort()
           return admission
         })),
+      interruptTurn: (turnId) =>
+        SynchronizedRef.modify(state, (admission) => {
+          if (admission.running !== turnId || running.controller === undefined) return [false, admission] as const
+          running.controller.abort()
+          return [true, admission] as const
+        }),
       idle,
       resume,
       goal: Effect.flatMap(session.state, (s) => Ref.get(s.goal)),

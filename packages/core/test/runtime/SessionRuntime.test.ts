@@ -84,6 +84,22 @@ describe("SessionRuntime", () => {
       assert.deepStrictEqual(promptsOf(yield* model.requests), ["first", "first", "fourth", "second"])
     }).pipe(Effect.provide(Testing.layer([...holding, TestModel.text("for fourth"), TestModel.text("for second")], { tools: [sleeper] }))))
 
+  it.scoped("interruptTurn stops only the turn it names, and only while it runs", () =>
+    Effect.gen(function*() {
+      const { first, firstRead, rt } = yield* withFirstRunning
+      const second = yield* rt.submit("second")
+      const secondRead = yield* read(second)
+      assert.isFalse(yield* rt.interruptTurn(second.turnId), "a queued turn is not running")
+      assert.isFalse(yield* rt.interruptTurn("no-such-turn"))
+      assert.isTrue(yield* rt.interruptTurn(first.turnId))
+      yield* settle
+      const firstResult = resultOf(yield* Fiber.join(firstRead)) as { subtype: string }
+      assert.strictEqual(firstResult.subtype, "error_during_execution")
+      assert.isFalse(yield* rt.interruptTurn(first.turnId), "a turn that ended takes no interrupt")
+      yield* rt.idle
+      assert.strictEqual((resultOf(yield* Fiber.join(secondRead)) as { result?: string }).result, "for second")
+    }).pipe(Effect.provide(Testing.layer([holding[0]!, TestModel.text("for second")], { tools: [sleeper] }))))
+
   it.scoped("`now` interrupts the running turn, whose transcript stays valid, and runs before what waited", () =>
     Effect.gen(function*() {
       const { firstRead, rt } = yield* withFirstRunning
