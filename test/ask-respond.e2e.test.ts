@@ -123,6 +123,64 @@ describe("ask → respond over stream-json control messages", () => {
   }, TIMEOUT)
 })
 
+describe("AskUserQuestion and cancelled asks", () => {
+  it("AskUserQuestion asks through can_use_tool even in bypassPermissions; the answers come back in updatedInput", async () => {
+    const dir = workdir()
+    const questions = [{
+      question: "Which colour should the logo be?",
+      header: "Colour",
+      options: [{ label: "Teal", description: "calm" }, { label: "Orange", description: "loud" }],
+      multiSelect: false
+    }]
+    const server = await fake([
+      FakeAnthropic.toolUseReply([{ name: "AskUserQuestion", input: { questions }, id: "toolu_q" }]),
+      FakeAnthropic.textReply("teal it is")
+    ])
+    const keel = live([...asking, "--permission-mode", "bypassPermissions"], {
+      env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") },
+      cwd: dir
+    })
+    keel.send(userLine("design a logo"))
+    const [ask] = controlRequests(await keel.waitFor((ms) => controlRequests(ms).length === 1))
+    assert.strictEqual(ask.request.tool_name, "AskUserQuestion")
+    assert.deepStrictEqual(ask.request.input.questions, questions)
+    keel.send({
+      type: "control_response",
+      response: {
+        subtype: "success",
+        request_id: ask.request_id,
+        response: { behavior: "allow", updatedInput: { questions, answers: { "Which colour should the logo be?": "Teal" } } }
+      }
+    })
+    await keel.waitFor((ms) => results(ms).length === 1)
+    keel.end()
+    await keel.done
+    const answer = toolResultsSent(server).find((b: any) => b.tool_use_id === "toolu_q")
+    assert.include(JSON.stringify(answer.content), "\\\"Which colour should the logo be?\\\"=\\\"Teal\\\"")
+    assert.notStrictEqual(answer.is_error, true)
+  }, TIMEOUT)
+
+  it("interrupting the turn withdraws its ask (control_cancel_request) and the transcript records it cancelled", async () => {
+    const { ask, dir, keel } = await firstAsk([
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo x > x.txt" }, id: "toolu_1" }])
+    ])
+    keel.send({ type: "control_request", request_id: "int_1", request: { subtype: "interrupt" } })
+    const messages = await keel.waitFor((ms) => ms.some((m) => m.type === "control_cancel_request") && results(ms).length === 1)
+    assert.deepStrictEqual(messages.find((m) => m.type === "control_cancel_request"), { type: "control_cancel_request", request_id: ask.request_id })
+    keel.end()
+    const r = await keel.done
+    assert.notInclude(r.stderr, "waited for an answer")
+    assert.isFalse(fs.existsSync(path.join(dir, "x.txt")))
+    const projects = path.join(dir, ".keel-home", "projects")
+    const file = fs.readdirSync(projects, { recursive: true }).map(String).find((f) => f.endsWith(".jsonl"))!
+    const actions = fs.readFileSync(path.join(projects, file), "utf8").trim().split("\n").map((l) => JSON.parse(l))
+      .filter((e) => e.type === "action").map((e) => e.action)
+    assert.deepStrictEqual(actions.map((a: any) => a.event), ["opened", "cancelled"])
+    assert.strictEqual(actions[1].id, ask.request_id)
+    assert.strictEqual(actions[1].reason, "its turn was interrupted")
+  }, TIMEOUT)
+})
+
 describe("a restart with a pending ask and queued input", () => {
   it("kill -9 while an ask waits and input is queued: --resume asks again (same id), runs on from the call, then the queued input", async () => {
     const dir = workdir()
