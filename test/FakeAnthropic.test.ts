@@ -178,6 +178,10 @@ describe("FakeAnthropic", () => {
   describe("the demo script of fake-api-cli", () => {
     it("summarize strips cat -n numbering and counts lines", () => {
       assert.strictEqual(summarize("     1\t\n     2\t# Keel\n     3\tAn agent kernel.\n"), "README.md summary: # Keel (3 lines read)")
+      assert.strictEqual(
+        summarize("<persisted-output>\nOutput too large (70000 characters). Full output saved to: /x\n     1\t# Keel\n     2\tAn agent kernel.\n</persisted-output>"),
+        "README.md summary: # Keel (a preview of 2 lines: the file is large)"
+      )
       assert.strictEqual(summarize([{ type: "text", text: "  10\tfirst\n  11\tsecond" }]), "README.md summary: first (2 lines read)")
       assert.strictEqual(summarize(""), "README.md summary: (empty) (0 lines read)")
     })

@@ -30,12 +30,18 @@ const firstToolResult = (message: any): { content?: unknown } | undefined =>
 
 const LINE_NUMBER = /^\s*\d+\t/
 
-/** The demo answer for a tool_result: its first non-empty line (without `cat -n` numbering) and line count. */
+/**
+ * The demo answer for a tool_result: its first non-empty line (without `cat -n` numbering) and line
+ * count. A result too large for the conversation comes as a `<persisted-output>` preview: the file's
+ * lines are the numbered ones in it.
+ */
 export const summarize = (content: unknown): string => {
   const text = toolResultText(content)
-  const lines = text.length === 0 ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/)
+  const all = text.length === 0 ? [] : text.replace(/\r?\n$/, "").split(/\r?\n/)
+  const persisted = text.startsWith("<persisted-output>")
+  const lines = persisted ? all.filter((l) => LINE_NUMBER.test(l)) : all
   const first = lines.map((l) => l.replace(LINE_NUMBER, "").trimEnd()).find((l) => l.trim().length > 0) ?? "(empty)"
-  return `README.md summary: ${first} (${lines.length} lines read)`
+  return `README.md summary: ${first} (${persisted ? `a preview of ${lines.length} lines: the file is large` : `${lines.length} lines read`})`
 }
 
 const tokens = (s: string): number => Math.max(1, Math.ceil(s.length / 4))
