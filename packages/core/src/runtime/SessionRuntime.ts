@@ -21,7 +21,6 @@
  *
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -44,6 +43,7 @@ import * as Admission from "./Admission.js"
 import * as Goal from "./Goal.js"
 import * as PendingTools from "./PendingTools.js"
 import * as SessionFacts from "./SessionFacts.js"
+import * as TurnOutput from "./TurnOutput.js"
 
 /** A queued turn that will not run: it was removed, or the queue was cleared. @category Errors */
 export class TurnCancelled extends Schema.TaggedError<TurnCancelled>("@keel/SessionRuntime/TurnCancelled")(
@@ -279,39 +279,14 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
           turnId: item.id,
           ...(kind === "goal" ? { metadata: { goalContinuation: true } } : {})
         })
-      let toolCalls = 0
-      return messages.pipe(
-        Stream.runForEach((message) => {
-          if (message.type === "assistant") {
-            const content = message.message.content
-            if (Array.isArray(content)) toolCalls += content.filter((b) => b.type === "tool_use").length
-          }
-          return message.type === "result"
-            ? Effect.zipRight(Ref.set(lastResult, message), output.offer(message))
-            : output.offer(message)
-        }),
-        Effect.zipRight(output.end),
-        Effect.zipRight(
-          kind === "goal"
-            ? Effect.flatMap(Ref.get(lastResult), (result) =>
-              changeGoal((goal) => [undefined, Goal.afterTurn(goal, {
-                toolCalls,
-                answer: result?.subtype === "success" ? result.result ?? "" : "",
-                failed: result?.is_error === true
-              })]))
-            : Effect.void
+      return TurnOutput.drain(messages, output, (result) => Ref.set(lastResult, result)).pipe(
+        Effect.tap(({ result, toolCalls }) =>
+          kind !== "goal" ? Effect.void : changeGoal((goal) => [undefined, Goal.afterTurn(goal, {
+            toolCalls,
+            answer: result?.subtype === "success" ? result.result ?? "" : "",
+            failed: result?.is_error === true
+          })])
         ),
-        // A turn that dies (a bug below the session) fails its own stream, not the runtime: the
-        // worker goes on with the queue. Interruption (the runtime closing) still stops the worker.
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.zipRight(output.end, Effect.failCause(cause))
-            : Effect.zipRight(
-              Effect.logError("a turn died; the queue goes on", cause),
-              output.failCause(Cause.die(Cause.squash(cause)))
-            )
-        ),
-        Effect.onInterrupt(() => output.end),
         // The actions the turn opens know which turn they pause.
         Effect.locally(currentTurn, item.id),
         Effect.ensuring(SynchronizedRef.update(state, (admission) => {
