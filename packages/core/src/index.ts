@@ -107,17 +107,17 @@ export * as SdkMessage from "./session/SdkMessage.js"
 /** The per-conversation engine. */
 export * as Session from "./session/Session.js"
 /** Turn admission as data: the queue's order rules (priorities, promotion, removal). */
-export * as Admission from "./runtime/Admission.js"
+export * as Admission from "./admission/Admission.js"
 /** The single owner of a session's turn admission: submit, the queue and its operations. */
 export * as SessionRuntime from "./runtime/SessionRuntime.js"
 /** The runtime protocol: the runtime's operations as one `@effect/rpc` group, transport-free. */
 export * as RuntimeProtocol from "./protocol/RuntimeProtocol.js"
 /** A pending action: what a turn waits for an answer to (a permission ask, an MCP elicitation). */
-export * as Action from "./runtime/Action.js"
+export * as Action from "./action/Action.js"
 /** Ask → respond: pending actions, answered through one `respond`. */
-export * as Actions from "./runtime/Actions.js"
+export * as Actions from "./action/Actions.js"
 /** A persistent goal: continuation turns while it is active, and when they must not start. */
-export * as Goal from "./runtime/Goal.js"
+export * as Goal from "./goal/Goal.js"
 /** A turn cut by a restart while it waited for an answer, and how it runs on. */
 export * as PendingTools from "./runtime/PendingTools.js"
 /** The per-conversation state. */

@@ -9,7 +9,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import * as Goal from "../runtime/Goal.js"
+import * as Goal from "../goal/Goal.js"
 import { type Command, type CommandContext, CommandResult } from "./Commands.js"
 
 const reply = (text: string, isError = false) => CommandResult.Reply({ text, isError })

@@ -14,7 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Actions } from "../runtime/Actions.js"
+import { Actions } from "../action/Actions.js"
 import * as PermissionRule from "./PermissionRule.js"
 
 /** Permission modes (Claude Code's names). @category Models */

@@ -25,13 +25,13 @@ import * as Schema from "effect/Schema"
 import * as Message from "../message/Message.js"
 import * as Export from "../read/Export.js"
 import * as ReadModel from "../read/ReadModel.js"
-import * as Action from "../runtime/Action.js"
-import { ActionNotFound, InvalidAnswer } from "../runtime/Actions.js"
-import * as Goal from "../runtime/Goal.js"
+import * as Action from "../action/Action.js"
+import { ActionNotFound, InvalidAnswer } from "../action/Actions.js"
+import * as Goal from "../goal/Goal.js"
 import { QueueFull, TurnCancelled } from "../runtime/SessionRuntime.js"
 import type * as SdkMessage from "../session/SdkMessage.js"
 
-export { ActionNotFound, InvalidAnswer } from "../runtime/Actions.js"
+export { ActionNotFound, InvalidAnswer } from "../action/Actions.js"
 export { QueueFull, TurnCancelled } from "../runtime/SessionRuntime.js"
 
 // ---------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@
  * @since 0.1.0
  */
 import { AssistantMessage, type Message, TextBlock, type ToolResultBlock, UserMessage } from "../message/Message.js"
-import type * as Action from "../runtime/Action.js"
+import type * as Action from "../action/Action.js"
 import type { PerModel } from "../session/TokenUsage.js"
 import * as Transcript from "../session/Transcript.js"
 import type * as TranscriptEntry from "../session/TranscriptEntry.js"

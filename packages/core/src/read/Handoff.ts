@@ -15,8 +15,8 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
-import * as Action from "../runtime/Action.js"
-import * as Goal from "../runtime/Goal.js"
+import * as Action from "../action/Action.js"
+import * as Goal from "../goal/Goal.js"
 import * as ReadModel from "./ReadModel.js"
 
 /** The bundle's kind and format. @category Constants */

@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
 import { TextBlock, type ToolResultBlock } from "../message/Message.js"
 import * as PermissionRule from "../permission/PermissionRule.js"
 import { EDIT_TOOLS } from "../permission/Permissions.js"
-import type * as Action from "../runtime/Action.js"
+import type * as Action from "../action/Action.js"
 import type * as TurnEnvelope from "../session/TurnEnvelope.js"
 
 /**

@@ -9,7 +9,7 @@
  */
 import { AssistantMessage, type Message, ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
 import { interruptedResult } from "../tool/ToolRuntime.js"
-import type * as Action from "./Action.js"
+import type * as Action from "../action/Action.js"
 
 /** A cut turn: the conversation to run on from (ending with the answer) and its calls. @category Models */
 export interface Cut {

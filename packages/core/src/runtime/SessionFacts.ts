@@ -10,9 +10,9 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as Session from "../session/Session.js"
 import type * as SessionState from "../session/SessionState.js"
-import type * as Action from "./Action.js"
-import * as Admission from "./Admission.js"
-import type * as Goal from "./Goal.js"
+import type * as Action from "../action/Action.js"
+import * as Admission from "../admission/Admission.js"
+import type * as Goal from "../goal/Goal.js"
 
 /** @category Models */
 export interface SessionFacts {

@@ -4,9 +4,9 @@
  *
  * @since 0.1.0
  */
-import type * as Action from "../runtime/Action.js"
-import type * as Admission from "../runtime/Admission.js"
-import type * as Goal from "../runtime/Goal.js"
+import type * as Action from "../action/Action.js"
+import type * as Admission from "../admission/Admission.js"
+import type * as Goal from "../goal/Goal.js"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"

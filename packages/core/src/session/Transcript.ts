@@ -7,9 +7,9 @@
  *
  * @since 0.1.0
  */
-import type * as Action from "../runtime/Action.js"
-import type * as Admission from "../runtime/Admission.js"
-import type * as Goal from "../runtime/Goal.js"
+import type * as Action from "../action/Action.js"
+import type * as Admission from "../admission/Admission.js"
+import type * as Goal from "../goal/Goal.js"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"

@@ -28,9 +28,9 @@
  */
 import * as Schema from "effect/Schema"
 import { AssistantMessage, Message, UserMessage } from "../message/Message.js"
-import * as Action from "../runtime/Action.js"
-import * as Admission from "../runtime/Admission.js"
-import * as Goal from "../runtime/Goal.js"
+import * as Action from "../action/Action.js"
+import * as Admission from "../admission/Admission.js"
+import * as Goal from "../goal/Goal.js"
 import { TokenUsage } from "./TokenUsage.js"
 import * as TurnEnvelope from "./TurnEnvelope.js"
 

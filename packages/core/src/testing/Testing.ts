@@ -42,7 +42,7 @@ import type * as Tool from "../tool/Tool.js"
 import * as ToolRegistry from "../tool/ToolRegistry.js"
 import * as ToolRuntime from "../tool/ToolRuntime.js"
 import * as Pipeline from "../turn/Pipeline.js"
-import * as Actions from "../runtime/Actions.js"
+import * as Actions from "../action/Actions.js"
 
 /** The seed of the testing layer's ids. @category Constants */
 export const SEED = 1
