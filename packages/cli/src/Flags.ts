@@ -302,7 +302,6 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     if (o.outputFormat !== "stream-json") {
       return usage("--input-format stream-json requires --output-format stream-json (each turn's messages and result are JSON lines).")
     }
-    if (!o.print) return usage("--input-format stream-json only works with -p (--print).")
     if (cmd.args[0] !== undefined) {
       return usage("with --input-format stream-json the prompts come on stdin as user messages, one JSON line each; drop the prompt argument.")
     }
@@ -333,7 +332,9 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   return {
     _tag: "Run",
     flags: {
-      print: o.print,
+      // stream-json in and out is headless with or without -p: the Claude Agent SDK starts its CLI
+      // with `--output-format stream-json --verbose --input-format stream-json` and no -p.
+      print: o.print || o.inputFormat === "stream-json",
       prompt: cmd.args[0],
       outputFormat: o.outputFormat,
       inputFormat: o.inputFormat,

@@ -13,8 +13,9 @@
  *
  * @since 0.1.0
  */
-import { Actions, Admission, Ids, Message, SdkMessage, SessionRuntime } from "@keel/core"
+import { Actions, Admission, Commands, Ids, Message, SdkMessage, SessionRuntime } from "@keel/core"
 import type * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -25,6 +26,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
+import * as Initialize from "./Initialize.js"
 import * as Runtime from "./Runtime.js"
 
 /** Where headless output goes (stdout and stderr, or test sinks). @category Models */
@@ -193,7 +195,14 @@ export type InputLine =
     readonly uuid?: string | undefined
   }
   | { readonly _tag: "Malformed"; readonly line: number; readonly error: string }
-  | { readonly _tag: "Control"; readonly line: number; readonly requestId: string; readonly subtype: string }
+  | {
+    readonly _tag: "Control"
+    readonly line: number
+    readonly requestId: string
+    readonly subtype: string
+    /** The whole request (its fields beside `subtype`). */
+    readonly request: Record<string, unknown>
+  }
   | { readonly _tag: "Response"; readonly line: number; readonly response: ControlMessages.Response }
   | { readonly _tag: "Ignored"; readonly line: number; readonly type: string }
 
@@ -260,7 +269,7 @@ export const parseLine = (text: string, line: number): InputLine | undefined => 
       if (typeof value.request_id !== "string" || subtype === undefined) {
         return malformed("is a control request without a \"request_id\" and a \"request\" with a \"subtype\"")
       }
-      return { _tag: "Control", line, requestId: value.request_id, subtype }
+      return { _tag: "Control", line, requestId: value.request_id, subtype, request: request as Record<string, unknown> }
     }
     case "control_response": {
       const response = ControlMessages.readResponse(value)
@@ -346,6 +355,8 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     }
     // What the transcript left (a turn cut while it waited, queued input) runs before new input.
     yield* runtime.resume
+    // An `initialize` whose options Keel cannot honour: nothing more is read or run (exit 2).
+    const refusedInit = yield* Deferred.make<string>()
     // The hosts' uuids of the user messages that wait, by turn id (an interrupt's receipt lists them).
     const uuids = new Map<string, string>()
     let count = 0
@@ -360,11 +371,24 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
           })
         })
       }
-      return Effect.sync(() => {
-        const error = `Keel does not support the control request "${item.subtype}" (only "interrupt")`
-        io.err(`keel: stdin line ${item.line}: ${error}; answered with an error\n`)
-        write({ type: "control_response", response: { subtype: "error", request_id: item.requestId, error } })
-      })
+      const refuse = (error: string) =>
+        Effect.sync(() => {
+          io.err(`keel: stdin line ${item.line}: ${error}; answered with an error\n`)
+          write({ type: "control_response", response: { subtype: "error", request_id: item.requestId, error } })
+        })
+      if (item.subtype === "initialize") {
+        const missing = Initialize.unsupported(item.request)
+        if (missing.length > 0) {
+          // Refused, and nothing more runs: the host asked for behaviour Keel would not give it.
+          const error = `Keel does not support these initialize options yet: ${missing.join(", ")}`
+          return Effect.zipRight(refuse(error), Deferred.succeed(refusedInit, error))
+        }
+        return Effect.gen(function*() {
+          const response = Initialize.response(yield* session.init, (yield* Commands.Commands).commands)
+          write({ type: "control_response", response: { subtype: "success", request_id: item.requestId, response } })
+        })
+      }
+      return refuse(`Keel does not support the control request "${item.subtype}" (only "initialize" and "interrupt")`)
     }
     // A malformed line's answer: its error result, with the totals of the result before it in run
     // order (the runtime's, not the printer's, which may not have printed it yet).
@@ -393,6 +417,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       Effect.catchTag(admit, "QueueFull", (full) =>
         Effect.sync(() => io.err(`keel: stdin line ${line} was dropped: ${full.message}\n`)))
     const reader = yield* Stream.fromAsyncIterable(lines, (e) => e).pipe(
+      Stream.interruptWhen(Deferred.await(refusedInit)),
       Stream.runForEach((text) =>
         Effect.suspend(() => {
           const item = parseLine(text, ++count)
@@ -426,6 +451,12 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       Effect.runFork(Effect.all([Fiber.interrupt(reader), runtime.clear, runtime.interrupt], { discard: true }))
     })
     yield* Fiber.await(reader)
+    if (yield* Deferred.isDone(refusedInit)) {
+      yield* Effect.all([runtime.clear, runtime.interrupt], { discard: true })
+      yield* Scope.close(runtimeScope, Exit.void)
+      yield* Fiber.await(printer)
+      return "refused" as const
+    }
     // At the end of input nothing can answer an action any more: stop once one waits (it stays
     // pending in the transcript, for `--resume` to take up), else when all input has run.
     const answerless = Effect.scoped(Effect.flatMap(actions.subscribe, (events) =>
@@ -444,5 +475,6 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
 
   const exit = await Effect.runPromiseExit(program)
   if (Exit.isFailure(exit)) return failed(exit.cause, flags, io)
+  if (exit.value === "refused") return 2
   return exit.value?.is_error === true ? 1 : 0
 }

@@ -1,0 +1,96 @@
+/**
+ * End to end: the real Claude Agent SDK (`@anthropic-ai/claude-agent-sdk`) runs `keel` as its CLI
+ * (`pathToClaudeCodeExecutable`), against the loopback fake of the Messages API. The SDK starts it
+ * as `--output-format stream-json --verbose --input-format stream-json [--permission-prompt-tool=stdio]`
+ * (no -p), sends `initialize`, then user messages, and answers `can_use_tool` requests with the
+ * host's `canUseTool`. What the SDK can ask in `initialize` that Keel does not do yet is refused,
+ * so the host sees an error instead of an option silently ignored.
+ */
+import { query } from "@anthropic-ai/claude-agent-sdk"
+import { afterEach, assert, describe, it } from "@effect/vitest"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as FakeAnthropic from "./support/FakeAnthropic.js"
+import { closeServers, envFor, fake, keel, workdir } from "./support/KeelProcess.js"
+
+afterEach(() => closeServers())
+
+const TIMEOUT = 60_000
+
+/** Runs the SDK's `query()` on `keel` in `dir`, collecting every message (or the error it throws). */
+const run = async (
+  dir: string,
+  server: FakeAnthropic.FakeAnthropic,
+  options: Parameters<typeof query>[0]["options"] = {}
+): Promise<{ messages: Array<any>; error: Error | undefined }> => {
+  const messages: Array<any> = []
+  let error: Error | undefined
+  const q = query({
+    prompt: "go",
+    options: {
+      pathToClaudeCodeExecutable: keel,
+      cwd: dir,
+      env: { ...process.env, ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") },
+      ...options
+    }
+  })
+  try {
+    for await (const message of q) messages.push(message)
+  } catch (e) {
+    error = e as Error
+  }
+  return { messages, error }
+}
+
+const resultOf = (messages: ReadonlyArray<any>) => messages.find((m) => m.type === "result")
+
+describe("keel under the Claude Agent SDK's query()", () => {
+  it("a plain prompt: init, the answer, one result", async () => {
+    const dir = workdir()
+    const server = await fake([FakeAnthropic.textReply("hello from keel")])
+    const { error, messages } = await run(dir, server)
+    assert.isUndefined(error)
+    assert.strictEqual(messages[0].type, "system")
+    assert.strictEqual(messages[0].subtype, "init")
+    const result = resultOf(messages)
+    assert.strictEqual(result.subtype, "success")
+    assert.strictEqual(result.result, "hello from keel")
+    assert.strictEqual(server.requests.length, 1)
+  }, TIMEOUT)
+
+  it("canUseTool: allow runs the call; deny's message reaches the model", async () => {
+    const dir = workdir()
+    const server = await fake([
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo yes > allowed.txt" }, id: "toolu_a" }]),
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo no > denied.txt" }, id: "toolu_d" }]),
+      FakeAnthropic.textReply("done")
+    ])
+    const asked: Array<string> = []
+    const { error, messages } = await run(dir, server, {
+      canUseTool: async (toolName, input) => {
+        asked.push(`${toolName}: ${(input as { command: string }).command}`)
+        return asked.length === 1
+          ? { behavior: "allow", updatedInput: input }
+          : { behavior: "deny", message: "not this one, says the host" }
+      }
+    })
+    assert.isUndefined(error)
+    assert.deepStrictEqual(asked, ["Bash: echo yes > allowed.txt", "Bash: echo no > denied.txt"])
+    assert.strictEqual(fs.readFileSync(path.join(dir, "allowed.txt"), "utf8"), "yes\n")
+    assert.isFalse(fs.existsSync(path.join(dir, "denied.txt")))
+    const denied = server.requests[2]!.body.messages.at(-1).content.find((b: any) => b.tool_use_id === "toolu_d")
+    assert.include(JSON.stringify(denied.content), "not this one, says the host")
+    assert.deepStrictEqual(resultOf(messages).permission_denials.map((d: any) => d.tool_use_id), ["toolu_d"])
+  }, TIMEOUT)
+
+  it("initialize options Keel does not do yet are refused, naming them (a host hook is never silently skipped)", async () => {
+    const dir = workdir()
+    const server = await fake([FakeAnthropic.textReply("never")])
+    const { error } = await run(dir, server, {
+      hooks: { PreToolUse: [{ hooks: [async () => ({ decision: "block", reason: "no" })] }] }
+    })
+    assert.isDefined(error)
+    assert.include(error!.message, "Keel does not support these initialize options yet: hooks")
+    assert.strictEqual(server.requests.length, 0, "nothing ran")
+  }, TIMEOUT)
+})
