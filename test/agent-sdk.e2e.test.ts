@@ -83,6 +83,61 @@ describe("keel under the Claude Agent SDK's query()", () => {
     assert.deepStrictEqual(resultOf(messages).permission_denials.map((d: any) => d.tool_use_id), ["toolu_d"])
   }, TIMEOUT)
 
+  it("streaming input: setModel between turns switches the next request's model; mcpServerStatus lists the servers", async () => {
+    const dir = workdir()
+    const server = await fake([FakeAnthropic.textReply("first"), FakeAnthropic.textReply("second")])
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    async function* input() {
+      yield { type: "user" as const, message: { role: "user" as const, content: "one" }, parent_tool_use_id: null }
+      await gate
+      yield { type: "user" as const, message: { role: "user" as const, content: "two" }, parent_tool_use_id: null }
+    }
+    const q = query({
+      prompt: input(),
+      options: { pathToClaudeCodeExecutable: keel, cwd: dir, env: { ...process.env, ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") } }
+    })
+    const results: Array<any> = []
+    for await (const message of q) {
+      if (message.type !== "result") continue
+      results.push(message)
+      if (results.length === 1) {
+        await q.setModel("claude-haiku-4-5")
+        assert.deepStrictEqual(await q.mcpServerStatus(), [])
+        release()
+      }
+      if (results.length === 2) break
+    }
+    assert.deepStrictEqual(results.map((r) => r.result), ["first", "second"])
+    assert.deepStrictEqual(server.requests.map((r) => r.body.model), ["claude-sonnet-4-6", "claude-haiku-4-5"])
+  }, TIMEOUT)
+
+  it("interrupt() mid-stream stops the turn: its result is an error, and the request was the only one", async () => {
+    const dir = workdir()
+    const server = await fake([{ ...FakeAnthropic.textReply("never finishes"), stallAfter: 3 }])
+    async function* input() {
+      yield { type: "user" as const, message: { role: "user" as const, content: "long one" }, parent_tool_use_id: null }
+      await new Promise((resolve) => setTimeout(resolve, 60_000))
+    }
+    const q = query({
+      prompt: input(),
+      options: { pathToClaudeCodeExecutable: keel, cwd: dir, env: { ...process.env, ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") } }
+    })
+    let result: any
+    for await (const message of q) {
+      if (message.type === "system" && message.subtype === "init") {
+        while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+        await q.interrupt()
+      }
+      if (message.type === "result") {
+        result = message
+        break
+      }
+    }
+    assert.strictEqual(result.subtype, "error_during_execution")
+    assert.strictEqual(server.requests.length, 1)
+  }, TIMEOUT)
+
   it("initialize options Keel does not do yet are refused, naming them (a host hook is never silently skipped)", async () => {
     const dir = workdir()
     const server = await fake([FakeAnthropic.textReply("never")])

@@ -24,6 +24,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { McpServers } from "@keel/tools"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
 import * as Initialize from "./Initialize.js"
@@ -360,7 +361,9 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     // The hosts' uuids of the user messages that wait, by turn id (an interrupt's receipt lists them).
     const uuids = new Map<string, string>()
     let count = 0
-    const control = (item: Extract<InputLine, { _tag: "Control" }>) => {
+    const { commands } = yield* Commands.Commands
+    const mcpServers = yield* McpServers.McpServers
+    const control = (item: Extract<InputLine, { _tag: "Control" }>): Effect.Effect<void> => {
       if (item.subtype === "interrupt") {
         return Effect.gen(function*() {
           const stillQueued = (yield* runtime.queue).flatMap((q) => uuids.get(q.id) ?? [])
@@ -384,11 +387,40 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
           return Effect.zipRight(refuse(error), Deferred.succeed(refusedInit, error))
         }
         return Effect.gen(function*() {
-          const response = Initialize.response(yield* session.init, (yield* Commands.Commands).commands)
+          const response = Initialize.response(yield* session.init, commands)
           write({ type: "control_response", response: { subtype: "success", request_id: item.requestId, response } })
         })
       }
-      return refuse(`Keel does not support the control request "${item.subtype}" (only "initialize" and "interrupt")`)
+      const succeed = (response?: Record<string, unknown>) =>
+        Effect.sync(() =>
+          write({
+            type: "control_response",
+            response: { subtype: "success", request_id: item.requestId, ...(response !== undefined ? { response } : {}) }
+          })
+        )
+      if (item.subtype === "set_model") {
+        // Later turns' model; none, null or "default" goes back to the session's first model.
+        const model = item.request.model
+        if (model !== undefined && model !== null && typeof model !== "string") return refuse("set_model's model is not a string")
+        return Effect.zipRight(
+          Effect.flatMap(session.init, (init) => session.setModel(typeof model === "string" && model !== "default" ? model : init.model)),
+          succeed()
+        )
+      }
+      if (item.subtype === "mcp_status") {
+        return Effect.flatMap(mcpServers.status, (status) =>
+          succeed({
+            mcpServers: status.map((server) => ({
+              name: server.name,
+              status: server.status,
+              ...(server.serverInfo !== undefined ? { serverInfo: server.serverInfo } : {}),
+              ...(server.error !== undefined ? { error: server.error } : {})
+            }))
+          }))
+      }
+      return refuse(
+        `Keel does not support the control request "${item.subtype}" (only initialize, interrupt, set_model and mcp_status)`
+      )
     }
     // A malformed line's answer: its error result, with the totals of the result before it in run
     // order (the runtime's, not the printer's, which may not have printed it yet).
