@@ -112,6 +112,42 @@ describe("keel under the Claude Agent SDK's query()", () => {
     assert.deepStrictEqual(server.requests.map((r) => r.body.model), ["claude-sonnet-4-6", "claude-haiku-4-5"])
   }, TIMEOUT)
 
+  it("setPermissionMode: acceptEdits lets the next Write run; bypassPermissions is refused", async () => {
+    const dir = workdir()
+    const server = await fake([
+      FakeAnthropic.toolUseReply([{ name: "Write", input: { file_path: "before.txt", content: "x" }, id: "toolu_w1" }]),
+      FakeAnthropic.textReply("denied, fine"),
+      FakeAnthropic.toolUseReply([{ name: "Write", input: { file_path: "after.txt", content: "y" }, id: "toolu_w2" }]),
+      FakeAnthropic.textReply("written")
+    ])
+    let release: () => void = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    async function* input() {
+      yield { type: "user" as const, message: { role: "user" as const, content: "write before" }, parent_tool_use_id: null }
+      await gate
+      yield { type: "user" as const, message: { role: "user" as const, content: "write after" }, parent_tool_use_id: null }
+    }
+    const q = query({
+      prompt: input(),
+      options: { pathToClaudeCodeExecutable: keel, cwd: dir, env: { ...process.env, ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") } }
+    })
+    let refusal: string | undefined
+    let results = 0
+    for await (const message of q) {
+      if (message.type !== "result") continue
+      results++
+      if (results === 1) {
+        await q.setPermissionMode("bypassPermissions").catch((e: Error) => (refusal = e.message))
+        await q.setPermissionMode("acceptEdits")
+        release()
+      }
+      if (results === 2) break
+    }
+    assert.isFalse(fs.existsSync(path.join(dir, "before.txt")), "default mode: the Write is denied")
+    assert.strictEqual(fs.readFileSync(path.join(dir, "after.txt"), "utf8"), "y")
+    assert.include(refusal, "Switching to permission mode bypassPermissions was refused")
+  }, TIMEOUT)
+
   it("interrupt() mid-stream stops the turn: its result is an error, and the request was the only one", async () => {
     const dir = workdir()
     const server = await fake([{ ...FakeAnthropic.textReply("never finishes"), stallAfter: 3 }])

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Actions, Admission, Commands, Ids, Message, SdkMessage, SessionRuntime } from "@keel/core"
+import { Actions, Admission, Commands, Ids, Message, Permissions, SdkMessage, SessionRuntime } from "@keel/core"
 import type * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -363,6 +363,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     let count = 0
     const { commands } = yield* Commands.Commands
     const mcpServers = yield* McpServers.McpServers
+    const permissions = yield* Permissions.Permissions
     const control = (item: Extract<InputLine, { _tag: "Control" }>): Effect.Effect<void> => {
       if (item.subtype === "interrupt") {
         return Effect.gen(function*() {
@@ -407,6 +408,16 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
           succeed()
         )
       }
+      if (item.subtype === "set_permission_mode") {
+        const mode = item.request.mode
+        if (typeof mode !== "string" || !Permissions.MODES.includes(mode as Permissions.Mode)) {
+          return refuse(`set_permission_mode's mode ${JSON.stringify(mode)} is not one of ${Permissions.MODES.join(", ")}`)
+        }
+        return permissions.setMode(mode as Permissions.Mode).pipe(
+          Effect.zipRight(succeed()),
+          Effect.catchTag("ModeRefused", (refused) => refuse(refused.message))
+        )
+      }
       if (item.subtype === "mcp_status") {
         return Effect.flatMap(mcpServers.status, (status) =>
           succeed({
@@ -419,7 +430,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
           }))
       }
       return refuse(
-        `Keel does not support the control request "${item.subtype}" (only initialize, interrupt, set_model and mcp_status)`
+        `Keel does not support the control request "${item.subtype}" (only initialize, interrupt, set_model, set_permission_mode and mcp_status)`
       )
     }
     // A malformed line's answer: its error result, with the totals of the result before it in run

@@ -293,3 +293,30 @@ describe("Denials in a session", () => {
       Permissions.make(Permissions.config({}).config, async () => ({ behavior: "allow", updatedInput: { command: "ls -la" } }))
     ))))
 })
+
+describe("Permissions.setMode", () => {
+  const edit: Permissions.Request = { toolName: "Edit", input: { file_path: "/work/a.ts" }, isReadOnly: false, toolUseId: "t", cwd: "/work" }
+
+  it.effect("switches the mode for the calls after it; the config says the mode in force", () =>
+    Effect.gen(function*() {
+      const policy = Permissions.make(Permissions.config({}).config)
+      assert.strictEqual((yield* policy.check(edit))._tag, "Deny")
+      yield* policy.setMode("acceptEdits")
+      assert.strictEqual(policy.config.mode, "acceptEdits")
+      assert.deepStrictEqual(yield* policy.check(edit), { _tag: "Allow" })
+      yield* policy.setMode("plan")
+      assert.strictEqual((yield* policy.check(edit))._tag, "Deny")
+    }))
+
+  it.effect("bypassPermissions is refused unless the session started in it", () =>
+    Effect.gen(function*() {
+      const policy = Permissions.make(Permissions.config({ mode: "acceptEdits" }).config)
+      const refused = yield* Effect.flip(policy.setMode("bypassPermissions"))
+      assert.strictEqual(refused.message, "Switching to permission mode bypassPermissions was refused: the session did not start in bypassPermissions.")
+      assert.strictEqual(policy.config.mode, "acceptEdits")
+      const bypassed = Permissions.make(Permissions.config({ mode: "bypassPermissions" }).config)
+      yield* bypassed.setMode("default")
+      yield* bypassed.setMode("bypassPermissions")
+      assert.strictEqual(bypassed.config.mode, "bypassPermissions")
+    }))
+})

@@ -12,6 +12,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Actions } from "../action/Actions.js"
@@ -102,6 +103,16 @@ export type CanUseTool = (
   options: { readonly toolUseId: string; readonly reason: string; readonly signal: AbortSignal }
 ) => Promise<CallbackResult>
 
+/** A mode switch that is not allowed. @category Errors */
+export class ModeRefused extends Schema.TaggedError<ModeRefused>("@keel/Permissions/ModeRefused")(
+  "ModeRefused",
+  { mode: Schema.String, reason: Schema.String }
+) {
+  override get message() {
+    return `Switching to permission mode ${this.mode} was refused: ${this.reason}.`
+  }
+}
+
 /** What is being checked. @category Models */
 export interface Request {
   readonly toolName: string
@@ -113,8 +124,15 @@ export interface Request {
 
 /** @category Models */
 export interface Service {
+  /** The policy in force (its mode is the one `setMode` last set). */
   readonly config: Config
   readonly check: (request: Request) => Effect.Effect<Decision>
+  /**
+   * Switches the mode for the calls checked after it (a host's `set_permission_mode`). Switching
+   * into `bypassPermissions` is refused unless the session started in it: no request can turn the
+   * checks off.
+   */
+  readonly setMode: (mode: Mode) => Effect.Effect<void, ModeRefused>
 }
 
 /** @category Context */
@@ -192,11 +210,20 @@ export const fromCallback = (canUseTool: CanUseTool): Asker => (request, reason)
  *
  * @category Constructors
  */
-export const makeAsking = (config: Config, asker: Asker | undefined): Service =>
-  Permissions.of({
-    config,
+export const makeAsking = (config: Config, asker: Asker | undefined): Service => {
+  let current = config
+  return Permissions.of({
+    get config() {
+      return current
+    },
+    setMode: (mode) =>
+      mode === "bypassPermissions" && config.mode !== "bypassPermissions"
+        ? Effect.fail(new ModeRefused({ mode, reason: "the session did not start in bypassPermissions" }))
+        : Effect.sync(() => {
+          current = { ...current, mode }
+        }),
     check: (request) => {
-      const decision = decide(config, request)
+      const decision = decide(current, request)
       switch (decision._tag) {
         case "Allow":
           return Effect.succeed({ _tag: "Allow" })
@@ -211,6 +238,7 @@ export const makeAsking = (config: Config, asker: Asker | undefined): Service =>
       }
     }
   })
+}
 
 /**
  * The service for `config`, calls that would ask going to the embedder's `canUseTool` (denied
