@@ -27,7 +27,7 @@ import * as Stream from "effect/Stream"
 import { McpServers } from "@keel/tools"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
-import * as Initialize from "./Initialize.js"
+import * as HostRequests from "./HostRequests.js"
 import * as Runtime from "./Runtime.js"
 
 /** Where headless output goes (stdout and stderr, or test sinks). @category Models */
@@ -357,82 +357,24 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     // What the transcript left (a turn cut while it waited, queued input) runs before new input.
     yield* runtime.resume
     // An `initialize` whose options Keel cannot honour: nothing more is read or run (exit 2).
-    const refusedInit = yield* Deferred.make<string>()
+    const refusedInit = yield* Deferred.make<void>()
     // The hosts' uuids of the user messages that wait, by turn id (an interrupt's receipt lists them).
     const uuids = new Map<string, string>()
     let count = 0
-    const { commands } = yield* Commands.Commands
-    const mcpServers = yield* McpServers.McpServers
-    const permissions = yield* Permissions.Permissions
-    const control = (item: Extract<InputLine, { _tag: "Control" }>): Effect.Effect<void> => {
-      if (item.subtype === "interrupt") {
-        return Effect.gen(function*() {
-          const stillQueued = (yield* runtime.queue).flatMap((q) => uuids.get(q.id) ?? [])
-          yield* runtime.interrupt
-          write({
-            type: "control_response",
-            response: { subtype: "success", request_id: item.requestId, response: { still_queued: stillQueued } }
-          })
-        })
-      }
-      const refuse = (error: string) =>
-        Effect.sync(() => {
-          io.err(`keel: stdin line ${item.line}: ${error}; answered with an error\n`)
-          write({ type: "control_response", response: { subtype: "error", request_id: item.requestId, error } })
-        })
-      if (item.subtype === "initialize") {
-        const missing = Initialize.unsupported(item.request)
-        if (missing.length > 0) {
-          // Refused, and nothing more runs: the host asked for behaviour Keel would not give it.
-          const error = `Keel does not support these initialize options yet: ${missing.join(", ")}`
-          return Effect.zipRight(refuse(error), Deferred.succeed(refusedInit, error))
-        }
-        return Effect.gen(function*() {
-          const response = Initialize.response(yield* session.init, commands)
-          write({ type: "control_response", response: { subtype: "success", request_id: item.requestId, response } })
-        })
-      }
-      const succeed = (response?: Record<string, unknown>) =>
-        Effect.sync(() =>
-          write({
-            type: "control_response",
-            response: { subtype: "success", request_id: item.requestId, ...(response !== undefined ? { response } : {}) }
-          })
-        )
-      if (item.subtype === "set_model") {
-        // Later turns' model; none, null or "default" goes back to the session's first model.
-        const model = item.request.model
-        if (model !== undefined && model !== null && typeof model !== "string") return refuse("set_model's model is not a string")
-        return Effect.zipRight(
-          Effect.flatMap(session.init, (init) => session.setModel(typeof model === "string" && model !== "default" ? model : init.model)),
-          succeed()
-        )
-      }
-      if (item.subtype === "set_permission_mode") {
-        const mode = item.request.mode
-        if (typeof mode !== "string" || !Permissions.MODES.includes(mode as Permissions.Mode)) {
-          return refuse(`set_permission_mode's mode ${JSON.stringify(mode)} is not one of ${Permissions.MODES.join(", ")}`)
-        }
-        return permissions.setMode(mode as Permissions.Mode).pipe(
-          Effect.zipRight(succeed()),
-          Effect.catchTag("ModeRefused", (refused) => refuse(refused.message))
-        )
-      }
-      if (item.subtype === "mcp_status") {
-        return Effect.flatMap(mcpServers.status, (status) =>
-          succeed({
-            mcpServers: status.map((server) => ({
-              name: server.name,
-              status: server.status,
-              ...(server.serverInfo !== undefined ? { serverInfo: server.serverInfo } : {}),
-              ...(server.error !== undefined ? { error: server.error } : {})
-            }))
-          }))
-      }
-      return refuse(
-        `Keel does not support the control request "${item.subtype}" (only initialize, interrupt, set_model, set_permission_mode and mcp_status)`
-      )
+    const hostContext: HostRequests.Context = {
+      session,
+      runtime,
+      commands: (yield* Commands.Commands).commands,
+      mcpServers: yield* McpServers.McpServers,
+      permissions: yield* Permissions.Permissions,
+      uuids,
+      write,
+      err: io.err
     }
+    // A host's control request; a refused `initialize` stops the input (nothing more runs).
+    const control = (item: Extract<InputLine, { _tag: "Control" }>) =>
+      Effect.flatMap(HostRequests.answer(item, hostContext), (outcome) =>
+        outcome === "refused-init" ? Deferred.succeed(refusedInit, undefined) : Effect.void)
     // A malformed line's answer: its error result, with the totals of the result before it in run
     // order (the runtime's, not the printer's, which may not have printed it yet).
     const rejected = (item: Extract<InputLine, { _tag: "Malformed" }>) =>

@@ -1,0 +1,113 @@
+/**
+ * The control requests a stream-json host sends to `keel` (Claude Code's protocol, as the Claude
+ * Agent SDK speaks it), each answered with a `control_response`: `initialize` (see `Initialize`),
+ * `interrupt` (with the receipt of what still waits), `set_model`, `set_permission_mode` and
+ * `mcp_status`. Any other subtype, or a request Keel cannot honour, is answered with an error
+ * response and a line on stderr: never left unanswered, never silently ignored.
+ *
+ * @since 0.1.0
+ */
+import { type Commands, Permissions, type Session, type SessionRuntime } from "@keel/core"
+import type { McpServers } from "@keel/tools"
+import * as Effect from "effect/Effect"
+import * as Initialize from "./Initialize.js"
+
+/** A host's control request, read from its stdin line. @category Models */
+export interface Request {
+  readonly line: number
+  readonly requestId: string
+  readonly subtype: string
+  /** The whole request (its fields beside `subtype`). */
+  readonly request: Record<string, unknown>
+}
+
+/** What answering needs: the session, its runtime and services, and where answers go. @category Models */
+export interface Context {
+  readonly session: Session.Service
+  readonly runtime: SessionRuntime.Service
+  readonly commands: ReadonlyArray<Commands.Command>
+  readonly mcpServers: McpServers.McpServers["Type"]
+  readonly permissions: Permissions.Permissions["Type"]
+  /** The host's uuids of the user messages that wait, by turn id. */
+  readonly uuids: ReadonlyMap<string, string>
+  /** Writes one stdout line (a value as JSON). */
+  readonly write: (message: unknown) => void
+  /** Writes to stderr. */
+  readonly err: (text: string) => void
+}
+
+/** How answering went: `refused-init` when `initialize` was refused (nothing more may run). @category Models */
+export type Outcome = "answered" | "refused-init"
+
+/** Answers `request`. @category Answering */
+export const answer = (request: Request, context: Context): Effect.Effect<Outcome> => {
+  const { runtime, session, write } = context
+  const respond = (response?: Record<string, unknown>) =>
+    Effect.as(
+      Effect.sync(() =>
+        write({
+          type: "control_response",
+          response: { subtype: "success", request_id: request.requestId, ...(response !== undefined ? { response } : {}) }
+        })
+      ),
+      "answered" as const
+    )
+  const refuse = (error: string) =>
+    Effect.as(
+      Effect.sync(() => {
+        context.err(`keel: stdin line ${request.line}: ${error}; answered with an error\n`)
+        write({ type: "control_response", response: { subtype: "error", request_id: request.requestId, error } })
+      }),
+      "answered" as const
+    )
+  switch (request.subtype) {
+    case "interrupt":
+      return Effect.gen(function*() {
+        const stillQueued = (yield* runtime.queue).flatMap((q) => context.uuids.get(q.id) ?? [])
+        yield* runtime.interrupt
+        return yield* respond({ still_queued: stillQueued })
+      })
+    case "initialize": {
+      const missing = Initialize.unsupported(request.request)
+      // Refused, and nothing more runs: the host asked for behaviour Keel would not give it.
+      if (missing.length > 0) {
+        return Effect.as(refuse(`Keel does not support these initialize options yet: ${missing.join(", ")}`), "refused-init" as const)
+      }
+      return Effect.flatMap(session.init, (init) => respond(Initialize.response(init, context.commands)))
+    }
+    case "set_model": {
+      // Later turns' model; none, null or "default" goes back to the session's first model.
+      const model = request.request.model
+      if (model !== undefined && model !== null && typeof model !== "string") return refuse("set_model's model is not a string")
+      return Effect.zipRight(
+        Effect.flatMap(session.init, (init) => session.setModel(typeof model === "string" && model !== "default" ? model : init.model)),
+        respond()
+      )
+    }
+    case "set_permission_mode": {
+      const mode = request.request.mode
+      if (typeof mode !== "string" || !Permissions.MODES.includes(mode as Permissions.Mode)) {
+        return refuse(`set_permission_mode's mode ${JSON.stringify(mode)} is not one of ${Permissions.MODES.join(", ")}`)
+      }
+      return context.permissions.setMode(mode as Permissions.Mode).pipe(
+        Effect.zipRight(respond()),
+        Effect.catchTag("ModeRefused", (refused) => refuse(refused.message))
+      )
+    }
+    case "mcp_status":
+      return Effect.flatMap(context.mcpServers.status, (status) =>
+        respond({
+          mcpServers: status.map((server) => ({
+            name: server.name,
+            status: server.status,
+            ...(server.serverInfo !== undefined ? { serverInfo: server.serverInfo } : {}),
+            ...(server.error !== undefined ? { error: server.error } : {})
+          }))
+        }))
+    default:
+      return refuse(
+        `Keel does not support the control request "${request.subtype}" ` +
+          "(only initialize, interrupt, set_model, set_permission_mode and mcp_status)"
+      )
+  }
+}
