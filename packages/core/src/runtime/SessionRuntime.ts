@@ -37,11 +37,11 @@ import { Ids } from "../ids/Ids.js"
 import type { UserMessage } from "../message/Message.js"
 import type * as SdkMessage from "../session/SdkMessage.js"
 import type * as Session from "../session/Session.js"
-import * as Action from "../action/Action.js"
 import { Actions, currentTurn } from "../action/Actions.js"
 import * as Admission from "../admission/Admission.js"
 import * as Goal from "../goal/Goal.js"
-import * as PendingTools from "./PendingTools.js"
+import * as GoalDriver from "./GoalDriver.js"
+import * as Resumption from "./Resumption.js"
 import * as SessionFacts from "./SessionFacts.js"
 import * as TurnOutput from "./TurnOutput.js"
 
@@ -143,22 +143,10 @@ export interface Service {
 }
 
 /** What {@link Service.resume} took up. @category Models */
-export interface Resumed {
-  /** The actions still waiting for an answer. */
-  readonly pending: ReadonlyArray<Action.Pending>
-  /** The id of the turn that runs on from its tool calls, if one was cut while it waited. */
-  readonly resumedTurn: string | undefined
-  /** The ids of the inputs queued again. */
-  readonly queued: ReadonlyArray<string>
-}
+export type Resumed = Resumption.Resumed
 
 /** Limits of a goal. @category Models */
-export interface GoalOptions {
-  /** Continuation turns it may have (default `Goal.DEFAULT_MAX_CONTINUATIONS`). */
-  readonly maxContinuations?: number | undefined
-  /** The session's spending at which its continuations stop (USD). */
-  readonly maxBudgetUsd?: number | undefined
-}
+export type GoalOptions = GoalDriver.GoalOptions
 
 /** The runtime of a session. @category Tags */
 export class SessionRuntime extends Context.Tag("@keel/core/SessionRuntime")<SessionRuntime, Service>() {}
@@ -200,8 +188,6 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
     // The queue, the actions' events and the goal, kept with the session.
     const facts = yield* SessionFacts.make(session)
     const saveQueue = facts.saveQueue
-    const changeGoal = <A>(f: (goal: Goal.Goal | undefined) => readonly [A, Goal.Goal | undefined]) =>
-      Effect.zipLeft(facts.changeGoal(f), nudge)
 
     const cancel = (dropped: ReadonlyArray<Admission.Queued>, reason: TurnCancelled["reason"]) =>
       Effect.forEach(dropped, (q) => {
@@ -280,13 +266,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
           ...(kind === "goal" ? { metadata: { goalContinuation: true } } : {})
         })
       return TurnOutput.drain(messages, output, (result) => Ref.set(lastResult, result)).pipe(
-        Effect.tap(({ result, toolCalls }) =>
-          kind !== "goal" ? Effect.void : changeGoal((goal) => [undefined, Goal.afterTurn(goal, {
-            toolCalls,
-            answer: result?.subtype === "success" ? result.result ?? "" : "",
-            failed: result?.is_error === true
-          })])
-        ),
+        Effect.tap((drained) => (kind === "goal" ? goals.afterContinuation(drained) : Effect.void)),
         // The actions the turn opens know which turn they pause.
         Effect.locally(currentTurn, item.id),
         Effect.ensuring(SynchronizedRef.update(state, (admission) => {
@@ -296,32 +276,22 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       )
     }
 
-    /** With nothing to run: queues the goal's continuation if one is due (true), or stops the goal. */
-    const considerGoal = Effect.gen(function*() {
-      const goal = yield* Effect.flatMap(session.state, (s) => Ref.get(s.goal))
-      if (goal?.status !== "active") return false
-      const admission = yield* SynchronizedRef.get(state)
-      const result = yield* Ref.get(lastResult)
-      const next = Goal.next(goal, {
-        queued: admission.queue.length,
-        running: admission.running !== undefined,
-        pendingActions: (yield* actions.pending).length,
-        lastFailed: result?.is_error === true,
-        spentUsd: result?.total_cost_usd ?? 0
-      })
-      if (next._tag === "Wait") return false
-      // Only if the goal is still the one decided on (a /goal may have replaced it meanwhile).
-      const changed = yield* changeGoal((g) => (g === goal ? [true, next.goal] : [false, g]))
-      if (!changed || next._tag === "Stop") return false
-      yield* enqueue({
-        id: ids.uuid(),
-        priority: "later",
-        input: next.prompt,
-        preview: Admission.preview(next.prompt),
-        queuedAt: yield* Clock.currentTimeMillis,
-        kind: "goal"
-      }, undefined)
-      return true
+    const goals = GoalDriver.make({
+      session,
+      facts,
+      nudge,
+      situation: Effect.gen(function*() {
+        const admission = yield* SynchronizedRef.get(state)
+        return {
+          queued: admission.queue.length,
+          running: admission.running !== undefined,
+          pendingActions: (yield* actions.pending).length,
+          lastResult: yield* Ref.get(lastResult)
+        }
+      }),
+      admit: (prompt) =>
+        Effect.flatMap(Clock.currentTimeMillis, (queuedAt) =>
+          Effect.orDie(enqueue({ id: ids.uuid(), priority: "later", input: prompt, preview: Admission.preview(prompt), queuedAt, kind: "goal" }, undefined)))
     })
 
     // The worker: start the head whenever nothing runs; otherwise work on the goal, or wait to be woken.
@@ -338,7 +308,7 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
           return [{ item, output, reply, controller: running.controller, admission: after }, after] as const
         })
         if (next === undefined) {
-          if ((yield* Ref.get(ready)) && (yield* considerGoal)) continue
+          if ((yield* Ref.get(ready)) && (yield* goals.consider)) continue
           yield* SubscriptionRef.set(parked, true)
           yield* wake.take
           yield* SubscriptionRef.set(parked, false)
@@ -389,35 +359,13 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
       Stream.runDrain
     )
 
-    const resume = Effect.gen(function*() {
-      const sessionState = yield* session.state
-      const pending = Action.pendingAfter(yield* Ref.get(sessionState.actionLog))
-      yield* actions.restore(pending)
-      // A turn cut while it waited runs on first, from its tool calls (the conversation as it was
-      // before any "interrupted" repair).
-      const cut = PendingTools.find(yield* Ref.get(sessionState.messages), pending)
-      const queuedAt = yield* Clock.currentTimeMillis
-      if (cut !== undefined) {
-        yield* Ref.set(sessionState.messages, cut.history)
-        const preview = `resumed: ${cut.uses.map((u) => u.name).join(", ")}`
-        yield* enqueue({ id: cut.turnId ?? ids.uuid(), priority: "now", input: preview, preview, queuedAt, kind: "resume" }, undefined).pipe(
-          Effect.catchTag("QueueFull", () => Effect.logWarning("the cut turn was not resumed: the queue is full"))
-        )
-      }
-      const saved = yield* facts.takeLeftQueued
-      for (const q of saved) {
-        yield* enqueue({ ...q, preview: Admission.preview(q.input), kind: "input" }, undefined).pipe(
-          Effect.catchTag("QueueFull", () => Effect.logWarning(`a queued input was dropped on resume: the queue is full`))
-        )
-      }
-      yield* Ref.set(ready, true)
-      yield* nudge
-      return {
-        pending,
-        resumedTurn: cut === undefined ? undefined : cut.turnId,
-        queued: saved.map((q) => q.id)
-      } satisfies Resumed
-    })
+    const resume = Resumption.resume({
+      session,
+      actions,
+      facts,
+      newId: ids.uuid,
+      enqueue: (item) => Effect.as(enqueue(item, undefined), true).pipe(Effect.catchTag("QueueFull", () => Effect.succeed(false)))
+    }).pipe(Effect.tap(() => Effect.zipRight(Ref.set(ready, true), nudge)))
 
     return {
       submit: (input, options) => admit(input, undefined, options),
@@ -457,17 +405,9 @@ export const make = (session: Session.Service): Effect.Effect<Service, never, Id
         }),
       idle,
       resume,
-      goal: Effect.flatMap(session.state, (s) => Ref.get(s.goal)),
-      setGoal: (objective, options) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const goal = Goal.make(objective, now, options)
-          return changeGoal(() => [goal, goal])
-        }),
-      clearGoal: changeGoal((goal) => [goal !== undefined, undefined]),
-      pauseGoal: (paused) =>
-        changeGoal((goal) => {
-          if (goal === undefined || (goal.status !== "active" && goal.status !== "paused")) return [false, goal]
-          return [true, { ...goal, status: paused ? "paused" : "active" }]
-        })
+      goal: goals.goal,
+      setGoal: goals.setGoal,
+      clearGoal: goals.clearGoal,
+      pauseGoal: goals.pauseGoal
     }
   })
