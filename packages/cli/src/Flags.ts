@@ -21,6 +21,8 @@ export const builtinToolNames: ReadonlyArray<string> = [
   "update_goal"
 ]
 
+const SETTING_SOURCES: ReadonlyArray<SettingSource> = ["user", "project", "local"]
+
 /** Output formats of headless mode. @category Models */
 export type OutputFormat = "text" | "json" | "stream-json"
 
@@ -77,7 +79,36 @@ export interface Flags {
   readonly sessionPersistence: boolean
   /** Print stack traces of internal errors (`--debug`). */
   readonly debug: boolean
+  /** More settings (`--settings`): a settings file's path, or its JSON text; applied after the files. */
+  readonly settings: string | undefined
+  /** Which settings files to read (`--setting-sources user,project,local`); all when undefined, none when empty. */
+  readonly settingSources: ReadonlyArray<SettingSource> | undefined
+  /** Subagent definitions as JSON (`--agents '{"name": {"description", "prompt", ...}}'`). */
+  readonly agents: string | undefined
+  /** The agent the main thread runs as (`--agent <name>`), from `--agents` or the agent files. */
+  readonly agent: string | undefined
+  /** A JSON Schema the final answer must match (`--json-schema`); the result carries `structured_output`. */
+  readonly jsonSchema: string | undefined
+  /** Effort level of the model's reasoning (`--effort`). */
+  readonly effort: Effort | undefined
+  /** Thinking mode (`--thinking adaptive|enabled|disabled`). */
+  readonly thinking: ThinkingMode | undefined
+  /** Fixed thinking budget in tokens (`--max-thinking-tokens`, Claude Code's older flag). */
+  readonly maxThinkingTokens: number | undefined
+  /** With stream-json: emit hook lifecycle messages (`--include-hook-events`). */
+  readonly includeHookEvents: boolean
+  /** Let the session switch into bypassPermissions later (`--allow-dangerously-skip-permissions`). */
+  readonly allowDangerouslySkipPermissions: boolean
 }
+
+/** Settings files `--setting-sources` may name. @category Models */
+export type SettingSource = "user" | "project" | "local"
+
+/** Effort levels (`--effort`, the SDK's `effort`). @category Models */
+export type Effort = "low" | "medium" | "high" | "xhigh" | "max"
+
+/** Thinking modes (`--thinking`). @category Models */
+export type ThinkingMode = "adaptive" | "enabled" | "disabled"
 
 /** Permission modes (Claude Code's). @category Models */
 export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk"
@@ -194,6 +225,23 @@ export const program = (version: string): Command =>
     .option("--session-id <uuid>", "the id of the new session (a UUID not in use)")
     .option("--no-session-persistence", "do not save the session ($KEEL_HOME/projects/...); --resume still reads one")
     .option("-d, --debug", "print stack traces of internal errors", false)
+    .option("--settings <file-or-json>", "more settings: a settings file, or its JSON text (applied after the settings files)")
+    .option(
+      "--setting-sources <sources>",
+      "settings files to read, comma-separated: user, project, local (\"\" for none; default: all)"
+    )
+    .option("--agents <json>", "subagents as JSON: {\"name\": {\"description\": ..., \"prompt\": ..., \"tools\": [...], \"model\": ...}}")
+    .option("--agent <name>", "run the main thread as this agent (from --agents or the agent files)")
+    .option("--json-schema <schema>", "a JSON Schema the final answer must match; the result carries structured_output")
+    .addOption(new Option("--effort <level>", "how hard the model reasons").choices(["low", "medium", "high", "xhigh", "max"]))
+    .addOption(new Option("--thinking <mode>", "extended thinking: adaptive, enabled or disabled").choices(["adaptive", "enabled", "disabled"]))
+    .option("--max-thinking-tokens <n>", "a fixed thinking budget in tokens", positiveInt("--max-thinking-tokens"))
+    .option("--include-hook-events", "with stream-json, add system messages for hook starts and results", false)
+    .option(
+      "--allow-dangerously-skip-permissions",
+      "let the session switch into bypassPermissions later (it starts in the mode given)",
+      false
+    )
     .allowExcessArguments(false)
     .showSuggestionAfterError(true)
 
@@ -276,6 +324,16 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     sessionId?: string
     sessionPersistence: boolean
     debug: boolean
+    settings?: string
+    settingSources?: string
+    agents?: string
+    agent?: string
+    jsonSchema?: string
+    effort?: Effort
+    thinking?: ThinkingMode
+    maxThinkingTokens?: number
+    includeHookEvents: boolean
+    allowDangerouslySkipPermissions: boolean
   }>()
   const usage = (message: string): Parsed => usageError("keel", message)
   const fallbackModels = o.fallbackModel === undefined
@@ -329,6 +387,16 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   }
   const sessionError = sessionFlagsError(o)
   if (sessionError !== undefined) return usage(sessionError)
+  const settingSources = o.settingSources === undefined ? undefined : splitRules([o.settingSources])
+  const unknownSources = (settingSources ?? []).filter((s) => !SETTING_SOURCES.includes(s as SettingSource))
+  if (unknownSources.length > 0) {
+    return usage(`--setting-sources names no settings source ${unknownSources.join(", ")}; the sources are user, project, local.`)
+  }
+  const notYet = notHonouredYet(o)
+  if (notYet.length > 0) return usage(`${notYet.join(", ")}: not supported by Keel yet.`)
+  if (o.thinking === "disabled" && o.maxThinkingTokens !== undefined) {
+    return usage("--thinking disabled and --max-thinking-tokens contradict each other; use one.")
+  }
   return {
     _tag: "Run",
     flags: {
@@ -359,10 +427,34 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       forkSession: o.forkSession,
       sessionId: o.sessionId,
       sessionPersistence: o.sessionPersistence,
-      debug: o.debug
+      debug: o.debug,
+      settings: o.settings,
+      settingSources: settingSources as Array<SettingSource> | undefined,
+      agents: o.agents,
+      agent: o.agent,
+      jsonSchema: o.jsonSchema,
+      effort: o.effort,
+      thinking: o.thinking,
+      maxThinkingTokens: o.maxThinkingTokens,
+      includeHookEvents: o.includeHookEvents,
+      allowDangerouslySkipPermissions: o.allowDangerouslySkipPermissions
     }
   }
 }
+
+/** Flags parsed but not acted on yet: refused, never silently ignored (each line goes as its flag is honoured). */
+const notHonouredYet = (o: Record<string, unknown>): Array<string> => [
+  ...(o.settings !== undefined ? ["--settings"] : []),
+  ...(o.settingSources !== undefined ? ["--setting-sources"] : []),
+  ...(o.agents !== undefined ? ["--agents"] : []),
+  ...(o.agent !== undefined ? ["--agent"] : []),
+  ...(o.jsonSchema !== undefined ? ["--json-schema"] : []),
+  ...(o.effort !== undefined ? ["--effort"] : []),
+  ...(o.thinking !== undefined ? ["--thinking"] : []),
+  ...(o.maxThinkingTokens !== undefined ? ["--max-thinking-tokens"] : []),
+  ...(o.includeHookEvents === true ? ["--include-hook-events"] : []),
+  ...(o.allowDangerouslySkipPermissions === true ? ["--allow-dangerously-skip-permissions"] : [])
+]
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
