@@ -147,6 +147,45 @@ const framesOf = (response: SseResponse): Array<Frame> => {
   return frames
 }
 
+/**
+ * The message that `events` stream, whole: what the API's non-streaming answer to the same request
+ * is (content blocks with their deltas applied, the final stop reason and usage).
+ */
+export const assemble = (events: ReadonlyArray<StreamEvent>): Record<string, unknown> => {
+  let message: Record<string, any> = {}
+  const blocks: Array<Record<string, any>> = []
+  const json: Array<string> = []
+  for (const event of events as ReadonlyArray<any>) {
+    switch (event.type) {
+      case "message_start":
+        message = { ...event.message, content: [] }
+        break
+      case "content_block_start":
+        blocks[event.index] = { ...event.content_block }
+        json[event.index] = ""
+        break
+      case "content_block_delta": {
+        const block = blocks[event.index]!
+        const delta = event.delta
+        if (delta.type === "text_delta") block.text = (block.text ?? "") + delta.text
+        if (delta.type === "input_json_delta") json[event.index] += delta.partial_json
+        if (delta.type === "thinking_delta") block.thinking = (block.thinking ?? "") + delta.thinking
+        if (delta.type === "signature_delta") block.signature = delta.signature
+        break
+      }
+      case "content_block_stop": {
+        const block = blocks[event.index]!
+        if (block.type === "tool_use" && json[event.index] !== "") block.input = JSON.parse(json[event.index]!)
+        break
+      }
+      case "message_delta":
+        message = { ...message, ...event.delta, usage: { ...message.usage, ...event.usage } }
+        break
+    }
+  }
+  return { ...message, content: blocks }
+}
+
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 /**
@@ -208,9 +247,19 @@ export const start = (script: ReadonlyArray<ScriptItem>, options: StartOptions =
     res.end()
   }
 
-  const respond = async (res: http.ServerResponse, response: ScriptedResponse, requestId: string) => {
+  const respond = async (res: http.ServerResponse, response: ScriptedResponse, requestId: string, stream: boolean) => {
     if (response.kind === "error") {
       sendError(res, response.status, { type: response.type, message: response.message }, requestId, response.headers)
+    } else if (!stream) {
+      // A request without `stream: true` gets the whole message as one JSON body, as the API answers.
+      const payload = JSON.stringify(assemble(response.events))
+      res.writeHead(200, {
+        ...response.headers,
+        "content-type": "application/json",
+        "content-length": String(Buffer.byteLength(payload)),
+        "request-id": requestId
+      })
+      res.end(payload)
     } else {
       await sendSse(res, response, requestId)
     }
@@ -258,7 +307,7 @@ export const start = (script: ReadonlyArray<ScriptItem>, options: StartOptions =
       }, requestId)
       return
     }
-    await respond(res, response, requestId)
+    await respond(res, response, requestId, body.stream === true)
   }
 
   const server = http.createServer((req, res) => {

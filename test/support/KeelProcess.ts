@@ -26,8 +26,11 @@ export const closeServers = async (): Promise<void> => {
 }
 
 /** Starts a fake Messages API with `script`, to be closed by {@link closeServers}. */
-export const fake = async (script: ReadonlyArray<FakeAnthropic.ScriptItem>): Promise<FakeAnthropic.FakeAnthropic> => {
-  const server = await FakeAnthropic.start(script)
+export const fake = async (
+  script: ReadonlyArray<FakeAnthropic.ScriptItem>,
+  options: FakeAnthropic.StartOptions = {}
+): Promise<FakeAnthropic.FakeAnthropic> => {
+  const server = await FakeAnthropic.start(script, options)
   servers.push(server)
   return server
 }

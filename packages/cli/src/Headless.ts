@@ -28,6 +28,7 @@ import { McpServers } from "@keel/tools"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
 import * as HostRequests from "./HostRequests.js"
+import * as Initialize from "./Initialize.js"
 import * as Runtime from "./Runtime.js"
 
 /** Where headless output goes (stdout and stderr, or test sinks). @category Models */
@@ -324,9 +325,21 @@ export const lineErrorResult = (
  *
  * @category Running
  */
-export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>, io: Io): Promise<number> => {
+export const runStreamInput = async (flags: Flags, input: AsyncIterable<string>, io: Io): Promise<number> => {
   const asking = flags.permissionPromptTool === "stdio"
-  const options: Runtime.Options = { ...flags, cwd: process.cwd(), askThroughActions: asking }
+  // A host's `initialize` on the first line shapes the session (its system prompt) before it opens.
+  const first = await Initialize.readFirst(input)
+  const lines = first.lines
+  const prompt = first.initialize === undefined ? undefined : Initialize.promptOptions(first.initialize.request)
+  const options: Runtime.Options = {
+    ...flags,
+    cwd: process.cwd(),
+    askThroughActions: asking,
+    initialize: first.initialize?.request,
+    systemPrompt: prompt?.systemPrompt ?? flags.systemPrompt,
+    appendSystemPrompt: [flags.appendSystemPrompt, prompt?.appendSystemPrompt].filter((p) => p !== undefined).join("\n\n") ||
+      undefined
+  }
   const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
   const program = Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
@@ -369,7 +382,8 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       permissions: yield* Permissions.Permissions,
       uuids,
       write,
-      err: io.err
+      err: io.err,
+      firstInitialize: first.initialize?.requestId
     }
     // A host's control request; a refused `initialize` stops the input (nothing more runs).
     const control = (item: Extract<InputLine, { _tag: "Control" }>) =>

@@ -20,15 +20,112 @@ const nonEmpty = (value: unknown): boolean =>
 const isDefaultSystemPrompt = (value: unknown): boolean =>
   value === undefined || (Array.isArray(value) && value.every((part) => part === ""))
 
-/** The `initialize` options Keel does not honour yet, by their SDK names (empty: all is honoured). @category Checking */
-export const unsupported = (request: Record<string, unknown>): ReadonlyArray<string> => [
+/**
+ * The `initialize` options Keel does not honour, by their SDK names (empty: all is honoured).
+ * `first`: whether this is the `initialize` read before the session opened (the first input
+ * line): only that one can still shape what the session is built from (its system prompt).
+ *
+ * @category Checking
+ */
+export const unsupported = (request: Record<string, unknown>, first: boolean): ReadonlyArray<string> => [
   ...(nonEmpty(request.hooks) ? ["hooks"] : []),
   ...(nonEmpty(request.sdkMcpServers) ? ["sdkMcpServers"] : []),
   ...(nonEmpty(request.jsonSchema) ? ["jsonSchema (outputFormat)"] : []),
   ...(nonEmpty(request.agents) ? ["agents"] : []),
-  ...(!isDefaultSystemPrompt(request.systemPrompt) ? ["systemPrompt"] : []),
-  ...(nonEmpty(request.appendSystemPrompt) ? ["appendSystemPrompt"] : [])
+  ...(!first && !isDefaultSystemPrompt(request.systemPrompt) ? ["systemPrompt (only in the first line's initialize)"] : []),
+  ...(!first && nonEmpty(request.appendSystemPrompt) ? ["appendSystemPrompt (only in the first line's initialize)"] : []),
+  ...(first && promptOptions(request) === undefined ? ["systemPrompt (not a string or an array of strings)"] : []),
+  ...(Object.keys(request).filter((key) => SHAPING.has(key) && nonEmpty(request[key])))
 ]
+
+/**
+ * `initialize` options that would change what the model is told or how the session runs, which
+ * Keel does not do: refused by name rather than ignored.
+ */
+const SHAPING = new Set([
+  "planModeInstructions",
+  "systemPromptSnapshot",
+  "appendSubagentSystemPrompt",
+  "toolAliases",
+  "codeRunningMcpTools",
+  "excludeDynamicSections",
+  "skills"
+])
+
+/** The system prompt options of a first-line `initialize`, as Keel's flags take them. @category Models */
+export interface PromptOptions {
+  /** Replaces Keel's prompt (the SDK's `systemPrompt` string, or its parts joined); Keel's own when absent. */
+  readonly systemPrompt?: string | undefined
+  /** Added after the prompt (the SDK's `appendSystemPrompt`, e.g. a `claude_code` preset's `append`). */
+  readonly appendSystemPrompt?: string | undefined
+}
+
+/**
+ * The system prompt options `request` gives, or `undefined` when they are not of the SDK's shapes
+ * (`systemPrompt`: a string array, the SDK's form for a string; `appendSystemPrompt`: a string).
+ * The SDK's default `[""]` (and none) keeps Keel's own prompt.
+ *
+ * @category Decoding
+ */
+export const promptOptions = (request: Record<string, unknown>): PromptOptions | undefined => {
+  const { appendSystemPrompt, systemPrompt } = request
+  if (appendSystemPrompt !== undefined && appendSystemPrompt !== null && typeof appendSystemPrompt !== "string") return undefined
+  const parts = typeof systemPrompt === "string" ? [systemPrompt] : systemPrompt
+  if (parts !== undefined && parts !== null && !(Array.isArray(parts) && parts.every((p) => typeof p === "string"))) {
+    return undefined
+  }
+  const text = (parts ?? []).filter((p: string) => p !== "").join("\n\n")
+  return {
+    ...(text !== "" ? { systemPrompt: text } : {}),
+    ...(typeof appendSystemPrompt === "string" && appendSystemPrompt !== "" ? { appendSystemPrompt } : {})
+  }
+}
+
+/** A first-line `initialize`: its request id and fields. @category Models */
+export interface First {
+  readonly requestId: string
+  readonly request: Record<string, unknown>
+}
+
+/**
+ * The first line of stream-json input, when it is an `initialize` control request: its fields (to
+ * build the session from), and the lines with that first one still in them, to be answered in its
+ * place. Hosts that speak the control protocol (the Agent SDK) send `initialize` first.
+ *
+ * @category Reading
+ */
+export const readFirst = async (
+  lines: AsyncIterable<string>
+): Promise<{ readonly initialize: First | undefined; readonly lines: AsyncIterable<string> }> => {
+  const iterator = lines[Symbol.asyncIterator]()
+  const held: Array<string> = []
+  let initialize: First | undefined
+  for (;;) {
+    const next = await iterator.next()
+    if (next.done === true) break
+    held.push(next.value)
+    if (next.value.trim() === "") continue
+    try {
+      const value = JSON.parse(next.value) as unknown
+      if (
+        isRecord(value) && value.type === "control_request" && typeof value.request_id === "string" &&
+        isRecord(value.request) && value.request.subtype === "initialize"
+      ) {
+        initialize = { requestId: value.request_id, request: value.request }
+      }
+    } catch {
+      // Not JSON: answered as a malformed line in its place.
+    }
+    break
+  }
+  const rest: AsyncIterable<string> = {
+    [Symbol.asyncIterator]: () => ({
+      next: () => (held.length > 0 ? Promise.resolve({ done: false, value: held.shift()! }) : iterator.next()),
+      return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true, value: undefined })
+    })
+  }
+  return { initialize, lines: rest }
+}
 
 /** The subagent types the `Task` tool offers (see `@keel/tools` `Subagents`). */
 const AGENTS = [

@@ -82,6 +82,12 @@ export interface Options extends
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
   readonly debug?: boolean | undefined
+  /**
+   * A stream-json host's `initialize` request (its fields), when it came as the first input line:
+   * read before the session opens, so what it configures (system prompt, agents, hooks, SDK MCP
+   * servers, output schema) is part of what the session is built from.
+   */
+  readonly initialize?: Readonly<Record<string, unknown>> | undefined
 }
 
 /**
