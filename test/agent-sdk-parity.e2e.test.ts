@@ -58,6 +58,32 @@ for (const cli of clis) {
       assert.strictEqual(resultOf(messages).result, "done")
     }, TIMEOUT)
 
+    it("canUseTool's updatedPermissions: the suggested rule is kept, in the local settings, and the same command is not asked again", async () => {
+      const dir = workdir()
+      const server = await fake([
+        FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "touch made.txt" }, id: "toolu_1" }]),
+        FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "touch made.txt" }, id: "toolu_2" }]),
+        FakeAnthropic.textReply("done")
+      ])
+      const suggested: Array<unknown> = []
+      const { error, messages } = await run(cli, dir, server, {
+        canUseTool: async (_name, input, { suggestions }) => {
+          suggested.push(suggestions)
+          return { behavior: "allow", updatedInput: input, updatedPermissions: suggestions ?? [] }
+        }
+      })
+      assert.isUndefined(error)
+      assert.strictEqual(resultOf(messages).result, "done")
+      assert.strictEqual(suggested.length, 1, "asked once: the answer's rule allowed the second call")
+      const rule = (suggested[0] as Array<any>)[0]
+      assert.deepInclude(rule, { type: "addRules", behavior: "allow", destination: "localSettings" })
+      // Each CLI writes its own project-local settings file.
+      const file = path.join(dir, cli.name === "keel" ? ".keel" : ".claude", "settings.local.json")
+      const saved = JSON.parse(fs.readFileSync(file, "utf8"))
+      assert.lengthOf(saved.permissions.allow, 1)
+      assert.match(saved.permissions.allow[0], /^Bash\(touch made.txt/)
+    }, TIMEOUT)
+
     it("systemPrompt as a string replaces the CLI's own prompt", async () => {
       const server = await fake([FakeAnthropic.textReply("ok")])
       const { error } = await run(cli, workdir(), server, { systemPrompt: "You are terse. Answer in one word." })

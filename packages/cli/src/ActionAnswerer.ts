@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Actions, type Permissions } from "@keel/core"
+import { Actions, PermissionUpdate, type Permissions } from "@keel/core"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -40,7 +40,8 @@ export const answerWith = (canUseTool: Permissions.CanUseTool): Effect.Effect<vo
         void reply(id, canUseTool(request.toolName, request.input, {
           toolUseId: request.toolUseId,
           reason: request.reason,
-          signal: controller.signal
+          signal: controller.signal,
+          suggestions: PermissionUpdate.suggestionsFor(request.toolName, request.input)
         }))
       })))
   })

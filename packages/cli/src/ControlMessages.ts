@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import type { Action } from "@keel/core"
+import { type Action, PermissionUpdate } from "@keel/core"
 
 /** The stdout line for an action's event (a `control_request` or `control_cancel_request`). @category Encoding */
 export const lineFor = (event: Action.Event): Record<string, unknown> => {
@@ -25,7 +25,7 @@ export const lineFor = (event: Action.Event): Record<string, unknown> => {
             input: request.input,
             tool_use_id: request.toolUseId,
             decision_reason: request.reason,
-            permission_suggestions: []
+            permission_suggestions: PermissionUpdate.suggestionsFor(request.toolName, request.input)
           }
           : {
             subtype: "elicitation",

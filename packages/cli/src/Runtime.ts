@@ -42,6 +42,7 @@ import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import type { Flags } from "./Flags.js"
 import * as Settings from "./Settings.js"
+import * as SavedPermissions from "./settings/SavedPermissions.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** What a run is built from: the flags that shape the kernel, the working directory, and who answers permission asks. @category Models */
@@ -167,9 +168,11 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     Effect.gen(function*() {
       const home = yield* ContextManagement.homeConfig
       const config = yield* Settings.permissions(options, home, options.cwd)
+      // "Always allow" answers kept for a settings file are written to Keel's files there.
+      const asking = { persist: SavedPermissions.save(home) }
       return options.canUseTool !== undefined || options.askThroughActions !== true
-        ? Permissions.make(config, options.canUseTool)
-        : Permissions.makeAsking(config, Permissions.actionsAsker(yield* Actions.Actions))
+        ? Permissions.make(config, options.canUseTool, asking)
+        : Permissions.makeAsking(config, Permissions.actionsAsker(yield* Actions.Actions), asking)
     })
   )
   const actions = Actions.layerConfig.pipe(Layer.provide(Ids.layer))

@@ -68,6 +68,8 @@ export * as ModelNotice from "./model/ModelNotice.js"
 export * as ModelRequest from "./model/ModelRequest.js"
 /** Permission rules in Claude Code's syntax. */
 export * as PermissionRule from "./permission/PermissionRule.js"
+/** Policy changes that come with a permission answer (the Agent SDK's `updatedPermissions`). */
+export * as PermissionUpdate from "./permission/PermissionUpdate.js"
 /** The permission check before every tool call. */
 export * as Permissions from "./permission/Permissions.js"
 /** The decorator that records every denial in the session's permission denials. */

@@ -49,9 +49,34 @@ export interface SDKControlInterruptResponse {
 export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk"
 
 /**
- * What a `canUseTool` callback answers: allow (optionally with a changed input), or deny with the
- * message the model is told; `interrupt: true` also stops the turn. (The Agent SDK's
- * `updatedPermissions` are not applied; Keel has no rules to update from the callback.)
+ * A change to the permission policy ("always allow"), in the Agent SDK's shape: rules added,
+ * replaced or removed, a mode, directories; `destination` says where it is kept (`session`, or a
+ * settings file: `userSettings`, `projectSettings`, `localSettings`).
+ *
+ * @category Models
+ */
+export type PermissionUpdate =
+  | {
+    type: "addRules" | "replaceRules" | "removeRules"
+    rules: Array<{ toolName: string; ruleContent?: string }>
+    behavior: "allow" | "deny" | "ask"
+    destination: PermissionUpdateDestination
+  }
+  | {
+    /** (`auto`, an SDK mode Keel does not have, makes the answer a denial.) */
+    type: "setMode"
+    mode: PermissionMode | "auto"
+    destination: PermissionUpdateDestination
+  }
+  | { type: "addDirectories" | "removeDirectories"; directories: Array<string>; destination: PermissionUpdateDestination }
+
+/** Where a permission update is kept. @category Models */
+export type PermissionUpdateDestination = "userSettings" | "projectSettings" | "localSettings" | "session" | "cliArg"
+
+/**
+ * What a `canUseTool` callback answers: allow (optionally with a changed input, and policy changes
+ * applied before the call runs: the `suggestions` Keel offered, or others), or deny with the
+ * message the model is told; `interrupt: true` also stops the turn.
  *
  * @category Models
  */
@@ -59,6 +84,7 @@ export type PermissionResult =
   | {
     readonly behavior: "allow"
     readonly updatedInput?: Record<string, unknown>
+    readonly updatedPermissions?: Array<PermissionUpdate>
   }
   | {
     readonly behavior: "deny"
@@ -85,6 +111,8 @@ export type CanUseTool = (
     readonly requestId: string
     /** Why Keel asks (which rule, or that the call goes outside the working directory). */
     readonly decisionReason?: string
+    /** What the host may remember if it allows: pass them back as `updatedPermissions` to keep them. */
+    readonly suggestions?: Array<PermissionUpdate>
   }
 ) => Promise<PermissionResult | null>
 

@@ -47,6 +47,7 @@ import {
   environment,
   isRecord,
   type Options,
+  type PermissionUpdate,
   providerOf,
   resolve,
   type SDKControlInterruptResponse,
@@ -64,6 +65,8 @@ export type {
   Options,
   PermissionMode,
   PermissionResult,
+  PermissionUpdate,
+  PermissionUpdateDestination,
   SDKControlInterruptResponse,
   SDKMessage,
   SDKSystemInit,
@@ -241,12 +244,14 @@ const run = (
   // The Agent SDK's callback shape over Keel's (`interrupt: true` also stops the turn).
   const canUseTool: Permissions.CanUseTool | undefined = options.canUseTool === undefined ? undefined : (() => {
     const ask = options.canUseTool
-    return async (toolName, input, { reason, signal, toolUseId }) => {
+    return async (toolName, input, { reason, signal, suggestions, toolUseId }) => {
       const answer = await ask(toolName, isRecord(input) ? input : {}, {
         signal,
         toolUseID: toolUseId,
         requestId: ids.uuid(),
-        decisionReason: reason
+        decisionReason: reason,
+        // Fresh objects each ask: the host may keep and change them.
+        ...(suggestions !== undefined ? { suggestions: structuredClone(suggestions) as Array<PermissionUpdate> } : {})
       })
       if (answer === null) {
         return { behavior: "deny", message: `Permission to use ${toolName} was denied: the permission callback gave no answer.` }

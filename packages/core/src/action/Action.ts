@@ -50,7 +50,9 @@ export const PermissionAnswer = Schema.Union(
   Schema.Struct({
     behavior: Schema.Literal("allow"),
     /** The input the call runs with instead (e.g. `AskUserQuestion` with its `answers`). */
-    updatedInput: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+    updatedInput: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+    /** Changes to the permission policy ("always allow"), checked where they are applied (`PermissionUpdate`). */
+    updatedPermissions: Schema.optional(Schema.Array(Schema.Unknown))
   }),
   Schema.Struct({
     behavior: Schema.Literal("deny"),

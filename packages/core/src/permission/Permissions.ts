@@ -12,11 +12,13 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Actions } from "../action/Actions.js"
 import * as PermissionRule from "./PermissionRule.js"
+import * as PermissionUpdate from "./PermissionUpdate.js"
 
 /** Permission modes (Claude Code's names). @category Models */
 export type Mode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk"
@@ -80,12 +82,22 @@ export const SESSION_STATE_TOOLS: ReadonlySet<string> = new Set(["TodoWrite", "u
 
 /** The outcome of a check. @category Models */
 export type Decision =
-  | { readonly _tag: "Allow"; readonly updatedInput?: unknown }
+  | {
+    readonly _tag: "Allow"
+    readonly updatedInput?: unknown
+    /** Changes to the policy that came with the answer, applied before the call runs. */
+    readonly updatedPermissions?: ReadonlyArray<PermissionUpdate.PermissionUpdate> | undefined
+  }
   | { readonly _tag: "Deny"; readonly message: string }
 
 /** What the embedder's callback answers (the Agent SDK's `PermissionResult`). @category Models */
 export type CallbackResult =
-  | { readonly behavior: "allow"; readonly updatedInput?: Record<string, unknown> | undefined }
+  | {
+    readonly behavior: "allow"
+    readonly updatedInput?: Record<string, unknown> | undefined
+    /** The SDK's `PermissionUpdate`s (checked: an answer with invalid ones denies the call). */
+    readonly updatedPermissions?: ReadonlyArray<unknown> | undefined
+  }
   | { readonly behavior: "deny"; readonly message: string; readonly interrupt?: boolean | undefined }
 
 /**
@@ -100,7 +112,13 @@ export const USER_INTERACTION_TOOLS: ReadonlySet<string> = new Set(["AskUserQues
 export type CanUseTool = (
   toolName: string,
   input: unknown,
-  options: { readonly toolUseId: string; readonly reason: string; readonly signal: AbortSignal }
+  options: {
+    readonly toolUseId: string
+    readonly reason: string
+    readonly signal: AbortSignal
+    /** What the host may remember if it allows ("always allow"; the SDK's `suggestions`). */
+    readonly suggestions?: ReadonlyArray<PermissionUpdate.PermissionUpdate> | undefined
+  }
 ) => Promise<CallbackResult>
 
 /** A mode switch that is not allowed. @category Errors */
@@ -183,16 +201,43 @@ export const decide = (
  */
 export type Asker = (request: Request, reason: string) => Effect.Effect<Decision>
 
-/** A decision from the Agent SDK's answer shape (allow with an optional new input, or deny). @category Deciding */
-export const decisionOf = (answer: CallbackResult): Decision =>
-  answer.behavior === "allow"
-    ? answer.updatedInput !== undefined ? { _tag: "Allow", updatedInput: answer.updatedInput } : { _tag: "Allow" }
-    : { _tag: "Deny", message: answer.message }
+const decodeUpdates = Schema.decodeUnknownEither(Schema.Array(PermissionUpdate.PermissionUpdate))
+
+/**
+ * A decision from the Agent SDK's answer shape: allow (with an optional new input and policy
+ * updates), or deny. An allow whose `updatedPermissions` are not valid updates denies: the host
+ * meant something Keel cannot do, so nothing runs on a half-understood answer.
+ *
+ * @category Deciding
+ */
+export const decisionOf = (answer: CallbackResult): Decision => {
+  if (answer.behavior === "deny") return { _tag: "Deny", message: answer.message }
+  const updates = answer.updatedPermissions === undefined ? undefined : decodeUpdates(answer.updatedPermissions)
+  if (updates !== undefined && updates._tag === "Left") {
+    return {
+      _tag: "Deny",
+      message: `The permission answer was not used: its updatedPermissions are not valid (${
+        ParseResult.TreeFormatter.formatErrorSync(updates.left).replace(/\s+/g, " ")
+      }).`
+    }
+  }
+  return {
+    _tag: "Allow",
+    ...(answer.updatedInput !== undefined ? { updatedInput: answer.updatedInput } : {}),
+    ...(updates !== undefined && updates.right.length > 0 ? { updatedPermissions: updates.right } : {})
+  }
+}
 
 /** The asker that calls the embedder's `canUseTool`; a callback that fails denies. @category Constructors */
 export const fromCallback = (canUseTool: CanUseTool): Asker => (request, reason) =>
   Effect.tryPromise({
-    try: (signal) => canUseTool(request.toolName, request.input, { toolUseId: request.toolUseId, reason, signal }),
+    try: (signal) =>
+      canUseTool(request.toolName, request.input, {
+        toolUseId: request.toolUseId,
+        reason,
+        signal,
+        suggestions: PermissionUpdate.suggestionsFor(request.toolName, request.input)
+      }),
     catch: (e) => e
   }).pipe(
     Effect.map(decisionOf),
@@ -204,14 +249,51 @@ export const fromCallback = (canUseTool: CanUseTool): Asker => (request, reason)
     )
   )
 
+/** Options of {@link makeAsking}. @category Models */
+export interface AskingOptions {
+  /**
+   * Keeps the policy updates an answer gave for a settings file (`userSettings`,
+   * `projectSettings`, `localSettings`); without it they last as long as the session.
+   */
+  readonly persist?: (
+    updates: ReadonlyArray<PermissionUpdate.PermissionUpdate>,
+    cwd: string
+  ) => Effect.Effect<void, { readonly message: string }>
+}
+
 /**
  * The service for `config`. Calls that would ask go to `asker` when given, and are denied (with
  * the reason and the rule to add) when not.
  *
  * @category Constructors
  */
-export const makeAsking = (config: Config, asker: Asker | undefined): Service => {
+export const makeAsking = (config: Config, asker: Asker | undefined, options: AskingOptions = {}): Service => {
   let current = config
+  // An answer's policy updates, applied before its call runs; those kept in settings files are
+  // handed to `persist` (a failure to write is a warning: the session has them either way).
+  const applyUpdates = (request: Request, decision: Decision): Effect.Effect<Decision> => {
+    if (decision._tag !== "Allow" || decision.updatedPermissions === undefined) return Effect.succeed(decision)
+    const updates = decision.updatedPermissions
+    const applied = PermissionUpdate.apply(current, updates, {
+      cwd: request.cwd,
+      bypassAllowed: config.mode === "bypassPermissions"
+    })
+    current = applied.config
+    const kept = updates.filter((u) => PermissionUpdate.persisted(u.destination))
+    return Effect.as(
+      Effect.all([
+        applied.refused.length > 0
+          ? Effect.logWarning(`permission updates not applied: ${applied.refused.join("; ")}`)
+          : Effect.void,
+        kept.length > 0 && options.persist !== undefined
+          ? options.persist(kept, request.cwd).pipe(
+            Effect.catchAll((e) => Effect.logWarning(`permission updates not saved: ${e.message}`))
+          )
+          : Effect.void
+      ], { discard: true }),
+      decision
+    )
+  }
   return Permissions.of({
     get config() {
       return current
@@ -230,7 +312,7 @@ export const makeAsking = (config: Config, asker: Asker | undefined): Service =>
         case "Deny":
           return Effect.succeed({ _tag: "Deny", message: `Permission to use ${request.toolName} was denied: ${decision.reason}.` })
         case "Ask":
-          return asker !== undefined ? asker(request, decision.reason) : Effect.succeed({
+          return asker !== undefined ? Effect.flatMap(asker(request, decision.reason), (d) => applyUpdates(request, d)) : Effect.succeed({
             _tag: "Deny",
             message: `Permission to use ${request.toolName} was denied: ${decision.reason}, and nobody can be asked ` +
               `in this mode. Allow it with --allowedTools "${request.toolName}" or a rule in .keel/settings.json.`
@@ -246,8 +328,8 @@ export const makeAsking = (config: Config, asker: Asker | undefined): Service =>
  *
  * @category Constructors
  */
-export const make = (config: Config, canUseTool?: CanUseTool): Service =>
-  makeAsking(config, canUseTool === undefined ? undefined : fromCallback(canUseTool))
+export const make = (config: Config, canUseTool?: CanUseTool, options: AskingOptions = {}): Service =>
+  makeAsking(config, canUseTool === undefined ? undefined : fromCallback(canUseTool), options)
 
 /**
  * The asker over `Actions`: a call that would ask becomes a pending `permission` action, answered
