@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander"
+import { readFileSync } from "node:fs"
 
 /** The built-in tools `--tools` may name (kept here so parsing does not load the tools). @category Constants */
 export const builtinToolNames: ReadonlyArray<string> = [
@@ -22,6 +23,40 @@ export const builtinToolNames: ReadonlyArray<string> = [
 ]
 
 const SETTING_SOURCES: ReadonlyArray<SettingSource> = ["user", "project", "local"]
+
+/**
+ * Claude Code options (the Claude Agent SDK can pass each) that Keel does not have: parsed, so
+ * that using one is a clear refusal naming it (exit 2), never an unknown option or an option
+ * silently ignored. `value`: whether it takes a value.
+ *
+ * @category Constants
+ */
+export const REFUSED: ReadonlyArray<{ readonly flag: string; readonly value: "none" | "one" | "many"; readonly why: string }> = [
+  { flag: "--betas", value: "many", why: "Keel sends no beta headers of a caller's choosing" },
+  { flag: "--task-budget", value: "one", why: "Keel has no task budgets (use --max-turns or --max-budget-usd)" },
+  { flag: "--thinking-display", value: "one", why: "Keel does not change how thinking is shown" },
+  { flag: "--permission-prompts", value: "one", why: "use --permission-prompt-tool stdio" },
+  { flag: "--channels", value: "many", why: "Keel has no channels" },
+  { flag: "--plugin-dir", value: "many", why: "Keel has no plugins" },
+  { flag: "--plugin-dir-no-mcp", value: "many", why: "Keel has no plugins" },
+  { flag: "--project-config-root", value: "one", why: "Keel reads the project's configuration from the working directory" },
+  { flag: "--await-initialize", value: "none", why: "settings and tool lists inside initialize are not read by Keel" },
+  { flag: "--initialize-fields", value: "one", why: "settings and tool lists inside initialize are not read by Keel" },
+  { flag: "--managed-settings", value: "many", why: "Keel has no managed (policy) settings" },
+  { flag: "--managed-settings-in-initialize", value: "none", why: "Keel has no managed (policy) settings" },
+  { flag: "--session-mirror", value: "none", why: "Keel does not mirror sessions" },
+  { flag: "--resume-session-at", value: "one", why: "Keel resumes a session whole (fork it with --fork-session)" },
+  { flag: "--resume-drops-turn", value: "one", why: "Keel resumes a session whole" },
+  { flag: "--sdk-url", value: "one", why: "Keel speaks the SDK's protocol over stdin and stdout only" },
+  { flag: "--hard-fail", value: "none", why: "Keel's failures already end the run with an error result" },
+  { flag: "--replay-user-messages", value: "none", why: "Keel does not echo input messages" }
+]
+
+const camel = (flag: string): string => flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
+
+/** The refused flags the command line used, each with why (see {@link REFUSED}). */
+const refusedFlags = (o: Record<string, unknown>): Array<string> =>
+  REFUSED.filter((r) => o[camel(r.flag)] !== undefined && o[camel(r.flag)] !== false).map((r) => `${r.flag} (${r.why})`)
 
 /** Output formats of headless mode. @category Models */
 export type OutputFormat = "text" | "json" | "stream-json"
@@ -77,8 +112,10 @@ export interface Flags {
   readonly sessionId: string | undefined
   /** Save the session's transcript (off with `--no-session-persistence`). */
   readonly sessionPersistence: boolean
-  /** Print stack traces of internal errors (`--debug`). */
+  /** Print stack traces of internal errors and the kernel's notable events (`--debug`). */
   readonly debug: boolean
+  /** Where `--debug`'s lines go instead of stderr (`--debug-file`). */
+  readonly debugFile: string | undefined
   /** More settings (`--settings`): a settings file's path, or its JSON text; applied after the files. */
   readonly settings: string | undefined
   /** Which settings files to read (`--setting-sources user,project,local`); all when undefined, none when empty. */
@@ -196,6 +233,8 @@ export const program = (version: string): Command =>
     .option("--include-partial-messages", "with stream-json, add stream_event lines with the raw model events", false)
     .option("--system-prompt <prompt>", "replace the default system prompt (instruction files, git and environment included)")
     .option("--append-system-prompt <prompt>", "append to the system prompt (the default one, or --system-prompt's)")
+    .option("--system-prompt-file <file>", "replace the default system prompt with this file's text")
+    .option("--append-system-prompt-file <file>", "append this file's text to the system prompt")
     .option("--allowedTools, --allowed-tools <rules...>", "permission rules to allow without asking, e.g. \"Bash(git status:*)\" Edit")
     .option("--disallowedTools, --disallowed-tools <rules...>", "permission rules to deny, e.g. \"Bash(rm:*)\"")
     .addOption(
@@ -208,7 +247,7 @@ export const program = (version: string): Command =>
       ])
     )
     .option("--add-dir <directories...>", "more folders the file tools may use without asking")
-    .option("--tools <names>", "the built-in tools to offer, comma-separated (\"\" for none; default: all)")
+    .option("--tools <names>", "the built-in tools to offer, comma-separated (\"\" for none; \"default\" or absent: all)")
     .option(
       "--mcp-config <configs...>",
       "MCP servers from JSON files or strings ({\"mcpServers\": {...}}), besides those of .mcp.json"
@@ -225,6 +264,8 @@ export const program = (version: string): Command =>
     .option("--session-id <uuid>", "the id of the new session (a UUID not in use)")
     .option("--no-session-persistence", "do not save the session ($KEEL_HOME/projects/...); --resume still reads one")
     .option("-d, --debug", "print stack traces of internal errors", false)
+    .option("--debug-file <file>", "with --debug's detail, written to this file instead of stderr")
+    .addOption(new Option("--debug-to-stderr", "the same as --debug").default(false).hideHelp())
     .option("--settings <file-or-json>", "more settings: a settings file, or its JSON text (applied after the settings files)")
     .option(
       "--setting-sources <sources>",
@@ -244,6 +285,14 @@ export const program = (version: string): Command =>
     )
     .allowExcessArguments(false)
     .showSuggestionAfterError(true)
+
+/** `cmd` with the refused Claude Code flags as hidden options (they are refused by name after parsing). */
+const withRefused = (cmd: Command): Command => {
+  for (const r of REFUSED) {
+    cmd.addOption(new Option(r.value === "none" ? r.flag : `${r.flag} <value${r.value === "many" ? "s..." : ""}>`).hideHelp())
+  }
+  return cmd
+}
 
 /** What a command line printed and exits with, instead of running. @category Models */
 export type Exit = Extract<Parsed, { readonly _tag: "Exit" }>
@@ -295,7 +344,7 @@ export const parseCommand = (cmd: Command, argv: ReadonlyArray<string>, name: st
  * @category Parsing
  */
 export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
-  const cmd = parseCommand(program(version), argv, "keel")
+  const cmd = parseCommand(withRefused(program(version)), argv, "keel")
   if (!(cmd instanceof Command)) return cmd
   const o = cmd.opts<{
     print: boolean
@@ -334,6 +383,10 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     maxThinkingTokens?: number
     includeHookEvents: boolean
     allowDangerouslySkipPermissions: boolean
+    systemPromptFile?: string
+    appendSystemPromptFile?: string
+    debugFile?: string
+    debugToStderr: boolean
   }>()
   const usage = (message: string): Parsed => usageError("keel", message)
   const fallbackModels = o.fallbackModel === undefined
@@ -348,7 +401,8 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   if (o.dangerouslySkipPermissions && o.permissionMode !== undefined && o.permissionMode !== "bypassPermissions") {
     return usage(`--dangerously-skip-permissions and --permission-mode ${o.permissionMode} contradict each other; use one.`)
   }
-  const tools = o.tools === undefined ? undefined : splitRules([o.tools])
+  // `--tools default` (the SDK's `claude_code` preset) is every built-in tool, as no --tools.
+  const tools = o.tools === undefined || o.tools.trim() === "default" ? undefined : splitRules([o.tools])
   const unknownTools = (tools ?? []).filter((t) => !builtinToolNames.includes(t))
   if (unknownTools.length > 0) {
     return usage(`--tools names no built-in tool ${unknownTools.join(", ")}; the tools are ${builtinToolNames.join(", ")}.`)
@@ -392,6 +446,27 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   if (unknownSources.length > 0) {
     return usage(`--setting-sources names no settings source ${unknownSources.join(", ")}; the sources are user, project, local.`)
   }
+  const refused = refusedFlags(o)
+  if (refused.length > 0) {
+    return usage(`${refused.join("; ")}: Claude Code option${refused.length > 1 ? "s" : ""} that Keel does not support.`)
+  }
+  if (o.systemPromptFile !== undefined && o.systemPrompt !== undefined) {
+    return usage("--system-prompt and --system-prompt-file both replace the system prompt; use one.")
+  }
+  if (o.appendSystemPromptFile !== undefined && o.appendSystemPrompt !== undefined) {
+    return usage("--append-system-prompt and --append-system-prompt-file both append to the system prompt; use one.")
+  }
+  const promptFile = (flag: string, file: string | undefined): string | { readonly error: string } | undefined => {
+    if (file === undefined) return undefined
+    try {
+      return readFileSync(file, "utf8")
+    } catch (e) {
+      return { error: `${flag} ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? String(e)}).` }
+    }
+  }
+  const systemPromptFile = promptFile("--system-prompt-file", o.systemPromptFile)
+  const appendSystemPromptFile = promptFile("--append-system-prompt-file", o.appendSystemPromptFile)
+  for (const read of [systemPromptFile, appendSystemPromptFile]) if (typeof read === "object") return usage(read.error)
   const notYet = notHonouredYet(o)
   if (notYet.length > 0) return usage(`${notYet.join(", ")}: not supported by Keel yet.`)
   if (o.thinking === "disabled" && o.maxThinkingTokens !== undefined) {
@@ -412,8 +487,8 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       maxBudgetUsd: o.maxBudgetUsd,
       verbose: o.verbose,
       includePartialMessages: o.includePartialMessages,
-      systemPrompt: o.systemPrompt,
-      appendSystemPrompt: o.appendSystemPrompt,
+      systemPrompt: (systemPromptFile as string | undefined) ?? o.systemPrompt,
+      appendSystemPrompt: (appendSystemPromptFile as string | undefined) ?? o.appendSystemPrompt,
       fallbackModels,
       allowedTools: splitRules(o.allowedTools ?? []),
       disallowedTools: splitRules(o.disallowedTools ?? []),
@@ -427,7 +502,8 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       forkSession: o.forkSession,
       sessionId: o.sessionId,
       sessionPersistence: o.sessionPersistence,
-      debug: o.debug,
+      debug: o.debug || o.debugToStderr || o.debugFile !== undefined,
+      debugFile: o.debugFile,
       settings: o.settings,
       settingSources: settingSources as Array<SettingSource> | undefined,
       agents: o.agents,

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { appendFileSync } from "node:fs"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
@@ -83,6 +84,8 @@ export interface Options extends
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
   readonly debug?: boolean | undefined
+  /** Where those lines go instead of stderr (`--debug-file`). */
+  readonly debugFile?: string | undefined
   /**
    * A stream-json host's `initialize` request (its fields), when it came as the first input line:
    * read before the session opens, so what it configures (system prompt, agents, hooks, SDK MCP
@@ -98,12 +101,18 @@ export interface Options extends
  *
  * @category Layers
  */
-export const logging = (debug: boolean): Layer.Layer<never> =>
+export const logging = (debug: boolean, file?: string | undefined): Layer.Layer<never> =>
   Layer.merge(
     Logger.replace(
       Logger.defaultLogger,
       Logger.make((entry) => {
-        process.stderr.write(`keel: ${Logger.logfmtLogger.log(entry)}\n`)
+        const line = `keel: ${Logger.logfmtLogger.log(entry)}\n`
+        if (file === undefined) return void process.stderr.write(line)
+        try {
+          appendFileSync(file, `${new Date().toISOString()} ${line}`)
+        } catch {
+          process.stderr.write(line)
+        }
       })
     ),
     Logger.minimumLogLevel(debug ? LogLevel.Debug : LogLevel.Warning)
@@ -202,7 +211,7 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     Layer.provideMerge(actions),
     Layer.provide(NodeContext.layer),
     Layer.provide(Telemetry.layerConfig),
-    Layer.provideMerge(logging(options.debug === true))
+    Layer.provideMerge(logging(options.debug === true, options.debugFile))
   )
 }
 
