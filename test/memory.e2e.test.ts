@@ -98,5 +98,5 @@ describe("keel: memory files", () => {
     const after = again.requests[1]!
     assert.deepStrictEqual(after.body.messages.at(-1).content.map((b: { type: string }) => b.type), ["tool_result"])
     assert.strictEqual(countIn(after, "SUB MEMORY"), 1)
-  })
+  }, 120_000)
 })

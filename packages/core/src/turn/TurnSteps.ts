@@ -19,6 +19,7 @@ import { type AssistantMessage, type Message, type ToolUseBlock, UserMessage } f
 import type * as Accumulator from "../model/Accumulator.js"
 import type { ModelError } from "../model/ModelError.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
+import * as NestedMemory from "../memory/NestedMemory.js"
 import * as TokenUsage from "../session/TokenUsage.js"
 import * as ToolRuntime from "../tool/ToolRuntime.js"
 import * as Decide from "./Decide.js"
@@ -32,7 +33,7 @@ import { TurnEvent } from "./TurnEvent.js"
  * the instruction files of folders below the working directory they touched first.
  */
 const withMemory = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, results: UserMessage) =>
-  Effect.gen(function*() {
+  !uses.some((u) => NestedMemory.FILE_TOOLS.has(u.name)) ? Effect.succeed(results) : Effect.gen(function*() {
     const denied = new Set((yield* Ref.get(turn.session.permissionDenials)).map((d) => d.tool_use_id))
     const memory = yield* turn.memory.attach({
       sessionId: turn.session.sessionId,
