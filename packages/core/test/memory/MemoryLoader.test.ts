@@ -7,7 +7,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { MemoryFile, MemoryImports, MemoryLoader } from "@keel/core"
+import { ContextSnapshot, Environment, MemoryFile, MemoryImports, MemoryLoader } from "@keel/core"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -204,5 +204,32 @@ describe("MemoryLoader.load", () => {
       assert.deepStrictEqual(loaded.files.map((f) => path.basename(f.path)), ["CLAUDE.md", "huge.md", "big1.md", "big2.md"])
       assert.include(loaded.files[1]!.content, "Not included: the file is 256 KB")
       assert.deepStrictEqual(loaded.skipped.map((s) => [path.basename(s.path), s.reason]), [["big3.md", "over the size cap for imports"]])
+    }))
+})
+
+describe("ContextSnapshot of memory", () => {
+  it.effect("records each file's scope and importer and the imports not followed; /context lists them", () =>
+    Effect.gen(function*() {
+      const cwd = tempDir("keel-mem-snapshot-")
+      write(path.join(cwd, "CLAUDE.md"), "start @docs/a.md @missing.md")
+      write(path.join(cwd, "docs", "a.md"), "a")
+      write(path.join(cwd, "CLAUDE.local.md"), "mine")
+      const loaded = yield* load(cwd, { root: cwd })
+      const snapshot = ContextSnapshot.make({
+        files: loaded.files,
+        skipped: loaded.skipped,
+        memory: false,
+        environment: new Environment.Environment({ cwd, platform: "linux", isGitRepository: false, date: "2025-01-01" }),
+        git: undefined,
+        cut: []
+      })
+      assert.deepStrictEqual(snapshot.instructions.map((f) => [path.relative(cwd, f.path), f.scope, f.importedFrom && path.relative(cwd, f.importedFrom)]), [
+        ["CLAUDE.md", "project", undefined],
+        ["docs/a.md", "project", "CLAUDE.md"],
+        ["CLAUDE.local.md", "local", undefined]
+      ])
+      const lines = ContextSnapshot.describe(snapshot)
+      assert.include(lines[0]!, `${path.join(cwd, "CLAUDE.local.md")} (private)`)
+      assert.include(lines.join("\n"), `Imports not followed: ${path.join(cwd, "missing.md")} from ${path.join(cwd, "CLAUDE.md")} (missing or unreadable)`)
     }))
 })
