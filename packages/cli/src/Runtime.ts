@@ -21,6 +21,7 @@ import {
   Fallback,
   Ids,
   type ModelClient,
+  NestedMemory,
   Permissions,
   type Pipeline,
   Pricing,
@@ -132,6 +133,7 @@ export type Services =
   | Commands.Commands
   | Ids.Ids
   | Actions.Actions
+  | NestedMemory.NestedMemory
 
 /** Errors of building the layers. @category Errors */
 export type LayerError =
@@ -202,6 +204,7 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     ContextManagement.layerConfig.pipe(Layer.provide(model)),
     ToolRuntime.layerConfig,
     ContextAssembly.layerConfig,
+    NestedMemory.layerConfig,
     SessionStore.layerConfig,
     commands(options.cwd),
     Ids.layer

@@ -78,6 +78,14 @@ export * as DenialRecording from "./permission/DenialRecording.js"
 export * as Pipeline from "./turn/Pipeline.js"
 /** The instruction files a session follows: KEEL.md, AGENTS.md, CLAUDE.md, $KEEL_HOME/KEEL.md. */
 export * as ProjectInstructions from "./prompt/ProjectInstructions.js"
+/** Memory files: one instruction file or import, and how a set of them is gathered (each once, imports bounded). */
+export * as MemoryFile from "./memory/MemoryFile.js"
+/** `@path` imports in memory files (not in code), as Claude Code reads them. */
+export * as MemoryImports from "./memory/MemoryImports.js"
+/** The memory a session starts with: the user's, then each folder from the repository root down to the working directory. */
+export * as MemoryLoader from "./memory/MemoryLoader.js"
+/** Nested memory: the instruction files of folders below the working directory, sent once a tool first touches them. */
+export * as NestedMemory from "./memory/NestedMemory.js"
 /** Prompt caching: `cache_control` breakpoints on tools, the stable system prompt and the conversation tail. */
 export * as PromptCaching from "./model/PromptCaching.js"
 /** Model prices: the table, its overrides (`KEEL_PRICING_FILE`), the cost of tokens. */

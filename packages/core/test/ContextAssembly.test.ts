@@ -80,7 +80,7 @@ const assemble = (cwd: string, options: ContextAssembly.Options = {}) =>
   )
 
 describe("ContextAssembly", () => {
-  it.effect("in a git repository: instruction files nearest first up to the root, the user's last; git facts; the date from Clock", () =>
+  it.effect("in a git repository: instruction files the user's first, then from the root down to the cwd; git facts; the date from Clock", () =>
     Effect.gen(function*() {
       const base = tempDir("keel-ctx-")
       const repo = path.join(base, "repo")
@@ -112,13 +112,14 @@ describe("ContextAssembly", () => {
 
       const instructions = sectionOf(prompt, "instructions")!
       assertOrder(instructions, [
-        `Contents of ${path.join(cwd, "CLAUDE.md")}`,
-        "app claude: use Effect.gen",
-        "packages agents: one concept per file",
-        "root keel: run npm test",
-        "root agents: two-space indent",
+        ProjectInstructions.HEADER,
         `Contents of ${path.join(home, "KEEL.md")} (the user's own instructions, for every project)`,
-        "user keel: answer in English"
+        "user keel: answer in English",
+        "root agents: two-space indent",
+        "root keel: run npm test",
+        "packages agents: one concept per file",
+        `Contents of ${path.join(cwd, "CLAUDE.md")}`,
+        "app claude: use Effect.gen"
       ])
       assert.notInclude(instructions, "ABOVE THE REPOSITORY")
       // CLAUDE.md is a symlink to AGENTS.md: read once.
@@ -156,7 +157,7 @@ describe("ContextAssembly", () => {
       write(path.join(cwd, "KEEL.md"), "folder b")
       const prompt = yield* assemble(cwd, { home: path.join(base, "no-home") })
       assert.deepStrictEqual(prompt.dynamic.map((s) => s.name), ["instructions", "environment"])
-      assertOrder(sectionOf(prompt, "instructions")!, ["folder b", "folder a"])
+      assertOrder(sectionOf(prompt, "instructions")!, ["folder a", "folder b"])
       const environment = sectionOf(prompt, "environment")!
       assert.include(environment, "Is directory a git repo: No")
       assert.notInclude(environment, "gitStatus")
@@ -238,11 +239,27 @@ describe("ContextAssembly", () => {
       assert.include(fitted.sections.environment!, "[... the environment cut here to fit the prompt's budget (~500 tokens)")
       assert.isAtMost(tokens(fitted.sections.environment), 500)
       assert.strictEqual(fitted.sections.memory, text(1_000, "m"))
-      // 5,000 tokens, 1,000 over: the environment gives 500, the instructions the other 500.
-      assert.include(fitted.sections.instructions!, "[... the instructions cut here to fit the prompt's budget (~2,500 tokens)")
-      assert.isAtMost(tokens(fitted.sections.instructions), 2_500)
-      assert.isAbove(tokens(fitted.sections.instructions), 2_400)
-      assert.match(fitted.sections.instructions!.split("\n[...")[0]!, /i\d\.$/)
+      // 5,000 tokens, 1,000 over: the environment gives 500, the instructions the other 500, from
+      // their start (the most general files are listed first), at a line start.
+      const instructions = fitted.sections.instructions!
+      assert.isTrue(instructions.startsWith("\n\n[... the most general instructions cut here to fit the prompt's budget (~2,500 tokens)"))
+      assert.isAtMost(tokens(instructions), 2_500)
+      assert.isAbove(tokens(instructions), 2_400)
+      assert.isTrue(text(3_000, "i").endsWith(instructions.split("...]\n")[1]!))
+      assert.match(instructions.split("...]\n")[1]!, /^i\d\.\n/)
+    })
+
+    it("the instructions keep their header when cut", () => {
+      const body = text(3_000, "i")
+      const fitted = ContextAssembly.fitToBudgets({
+        instructions: `${ProjectInstructions.HEADER}\n\n${body}`,
+        memory: undefined,
+        environment: undefined
+      }, { instructions: 1_000, memory: 0, environment: 0 })
+      const instructions = fitted.sections.instructions!
+      assert.isTrue(instructions.startsWith(`${ProjectInstructions.HEADER}\n\n[... the most general instructions cut here`))
+      assert.isAtMost(tokens(instructions), 1_000)
+      assert.isTrue(body.endsWith(instructions.split("...]\n")[1]!))
     })
 
     it("memory is cut after the environment and before the instructions", () => {
@@ -377,6 +394,7 @@ describe("ProjectInstructions", () => {
       write(path.join(dir, "AGENTS.md"), "same text")
       write(path.join(dir, "CLAUDE.md"), "   \n")
       const files = yield* ProjectInstructions.load(dir, { root: dir }).pipe(Effect.provide(NodeContext.layer))
-      assert.deepStrictEqual(files.map((f) => [path.basename(f.path), f.scope]), [["KEEL.md", "project"]])
+      // AGENTS.md comes before KEEL.md in a folder: it is the one read.
+      assert.deepStrictEqual(files.map((f) => [path.basename(f.path), f.scope]), [["AGENTS.md", "project"]])
     }))
 })

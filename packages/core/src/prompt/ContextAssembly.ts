@@ -26,6 +26,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as os from "node:os"
 import { homeConfig } from "../context/ContextManagement.js"
 import { CHARS_PER_TOKEN } from "../context/TokenEstimate.js"
 import * as ContextSnapshot from "./ContextSnapshot.js"
@@ -85,6 +86,7 @@ const noun: Record<keyof Budgets, string> = {
  * a note saying so.
  */
 const cut = (text: string, tokens: number, kind: keyof Budgets): string => {
+  if (kind === "instructions") return cutFront(text, tokens)
   const left = text.length
   const note = (n: number) =>
     `\n[... ${noun[kind]} cut here to fit the prompt's budget (~${tokens.toLocaleString("en-US")} tokens); ` +
@@ -93,6 +95,24 @@ const cut = (text: string, tokens: number, kind: keyof Budgets): string => {
   const newline = text.lastIndexOf("\n", room)
   const end = newline >= room / 2 ? newline : room
   return text.slice(0, end) + note(left - end)
+}
+
+/**
+ * The instructions cut to about `tokens` tokens from their start (after the section's header): the
+ * files are listed the most general first, so those go first; the cut starts at a line start where
+ * there is one in the first half of what is left out, with a note saying so.
+ */
+const cutFront = (text: string, tokens: number): string => {
+  const header = text.startsWith(ProjectInstructions.HEADER) ? ProjectInstructions.HEADER : ""
+  const body = text.slice(header.length)
+  const note = (n: number) =>
+    `\n\n[... the most general instructions cut here to fit the prompt's budget (~${tokens.toLocaleString("en-US")} ` +
+    `tokens); ${n.toLocaleString("en-US")} characters left out ...]\n`
+  const room = Math.max(0, tokens * CHARS_PER_TOKEN - header.length - note(body.length).length)
+  const from = body.length - room
+  const newline = body.indexOf("\n", from)
+  const start = newline >= 0 && newline - from <= room / 2 ? newline + 1 : from
+  return header + note(start) + body.slice(start)
 }
 
 /**
@@ -126,8 +146,10 @@ export const fitToBudgets = (
 export interface Options {
   /** The stable part (default {@link BASE_INSTRUCTIONS}). */
   readonly base?: string | undefined
-  /** `$KEEL_HOME`, whose `KEEL.md` holds the user's instructions for every project. */
+  /** `$KEEL_HOME`, whose `KEEL.md` (and `CLAUDE.md`) hold the user's instructions for every project. */
   readonly home?: string | undefined
+  /** The user's home folder: its `.claude/CLAUDE.md` is the user's too, and `~/` imports resolve there. */
+  readonly userHome?: string | undefined
   /** Budgets of the dynamic part (each defaults to {@link DEFAULT_BUDGETS}'). */
   readonly budgets?: Partial<Budgets> | undefined
   /** The session's memory, if the embedder keeps one (its section comes after the instructions). */
@@ -158,8 +180,8 @@ export const make = (
     const assemble = (cwd: string) =>
       Effect.gen(function*() {
         const root = yield* GitContext.repositoryRoot(cwd)
-        const [files, memory, git, env] = yield* Effect.all([
-          ProjectInstructions.load(cwd, { root: Option.getOrUndefined(root), home: options.home }),
+        const [{ files, skipped }, memory, git, env] = yield* Effect.all([
+          ProjectInstructions.gather(cwd, { root: Option.getOrUndefined(root), home: options.home, userHome: options.userHome }),
           options.memory === undefined ? Effect.succeed(undefined) : options.memory(cwd),
           options.git === false || Option.isNone(root)
             ? Effect.succeedNone
@@ -182,6 +204,7 @@ export const make = (
         })
         const snapshot = ContextSnapshot.make({
           files,
+          skipped,
           memory: hasMemory,
           environment: env,
           git: Option.getOrUndefined(git),
@@ -219,9 +242,12 @@ export const layer = (
 ): Layer.Layer<ContextAssembly, never, FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor> =>
   Layer.effect(ContextAssembly, make(options))
 
-/** {@link layer} with the user's instructions from `$KEEL_HOME/KEEL.md` (default `~/.keel`). @category Layers */
+/**
+ * {@link layer} with the user's instructions from `~/.claude/CLAUDE.md` and `$KEEL_HOME` (default
+ * `~/.keel`). @category Layers
+ */
 export const layerConfig: Layer.Layer<
   ContextAssembly,
   ConfigError.ConfigError,
   FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor
-> = Layer.unwrapEffect(Effect.map(homeConfig, (home) => layer({ home })))
+> = Layer.unwrapEffect(Effect.map(homeConfig, (home) => layer({ home, userHome: os.homedir() })))

@@ -1,113 +1,78 @@
 /**
- * The instruction files a session follows: `KEEL.md`, `AGENTS.md` and `CLAUDE.md` in the working
- * directory and every folder above it up to the repository root (the folder holding `.git`; outside
- * a repository, up to the filesystem root), then the user's own `$KEEL_HOME/KEEL.md` (default
- * `~/.keel/KEEL.md`), which applies to every project.
+ * The instruction files a session follows, as the project instructions section of its system
+ * prompt: the memory a session starts with (`MemoryLoader`: the user's `~/.claude/CLAUDE.md` and
+ * `$KEEL_HOME/KEEL.md`, then `AGENTS.md`, `CLAUDE.md`, `.claude/CLAUDE.md`, `KEEL.md` and the
+ * private `CLAUDE.local.md`/`KEEL.local.md` of each folder from the repository root down to the
+ * working directory, each followed by the files it `@imports`).
  *
- * Order: nearest first. The working directory's files come first, then each parent's, then the
- * user's; the section tells the model that the file listed first wins where two disagree. So the
- * most specific instructions lead, and when the instructions are cut to their budget the most
- * general ones (the repository root's, the user's) are cut first. In one folder the files are
- * read in the order of {@link FILE_NAMES}; a file that is the same as one already read (a symlink,
- * a copy: `CLAUDE.md` pointing at `AGENTS.md`) is read once.
+ * Order: Claude Code's, the most general first; the section tells the model that the file listed
+ * later wins where two disagree. When the instructions are cut to their budget, the most general
+ * (the first listed) are cut first (`ContextAssembly`).
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
+import * as MemoryFile from "../memory/MemoryFile.js"
+import * as MemoryLoader from "../memory/MemoryLoader.js"
 
-/** The instruction file names, in the order they are read within a folder. @category Constants */
-export const FILE_NAMES: ReadonlyArray<string> = ["KEEL.md", "AGENTS.md", "CLAUDE.md"]
+/** The instruction file names of a folder, in the order they are listed. @category Constants */
+export const FILE_NAMES: ReadonlyArray<string> = MemoryLoader.FOLDER_FILES
 
 /** A file larger than this is named but not read. @category Constants */
-export const MAX_FILE_BYTES = 256 * 1024
+export const MAX_FILE_BYTES = MemoryFile.MAX_FILE_BYTES
 
-/** One instruction file. @category Models */
-export class InstructionFile extends Schema.Class<InstructionFile>("InstructionFile")({
-  path: Schema.String,
-  /** `project` (the working directory up to the repository root) or `user` (`$KEEL_HOME/KEEL.md`). */
-  scope: Schema.Literal("project", "user"),
-  content: Schema.String
-}) {}
+/** One instruction file (a memory file). @category Models */
+export const InstructionFile = MemoryFile.MemoryFile
 
-/** Options of {@link load}. @category Models */
-export interface Options {
-  /** Where the walk stops (inclusive): the repository root; the filesystem root when absent. */
-  readonly root?: string | undefined
-  /** `$KEEL_HOME`, whose `KEEL.md` is the user's instructions; none are read when absent. */
-  readonly home?: string | undefined
-}
+/** One instruction file (a memory file). @category Models */
+export type InstructionFile = MemoryFile.MemoryFile
 
-/** Reads `file` if it is a readable regular file; `undefined` otherwise. */
-const readIfFile = (fs: FileSystem.FileSystem, file: string) =>
-  Effect.gen(function*() {
-    const info = yield* fs.stat(file)
-    if (info.type !== "File") return undefined
-    const size = Number(info.size)
-    if (size > MAX_FILE_BYTES) {
-      return {
-        real: yield* fs.realPath(file),
-        content: `(Not included: the file is ${Math.round(size / 1024)} KB. Read the parts you need with the Read tool.)`
-      }
-    }
-    return { real: yield* fs.realPath(file), content: yield* fs.readFileString(file) }
-  }).pipe(Effect.orElseSucceed(() => undefined))
+/** Options of {@link load}: where the walk stops, `$KEEL_HOME`, the user's home folder. @category Models */
+export type Options = MemoryLoader.Options
 
 /**
- * The instruction files for a session in `cwd`, nearest first, the user's last; empty files are
- * left out.
+ * The instruction files for a session in `cwd`, the most general first, and the imports that were
+ * not followed; empty files are left out.
  *
  * @category Constructors
  */
+export const gather = (
+  cwd: string,
+  options: Options = {}
+): Effect.Effect<MemoryLoader.Loaded, never, FileSystem.FileSystem | Path.Path> => MemoryLoader.load(cwd, options)
+
+/** The instruction files of {@link gather}, without the skipped imports. @category Constructors */
 export const load = (
   cwd: string,
   options: Options = {}
 ): Effect.Effect<ReadonlyArray<InstructionFile>, never, FileSystem.FileSystem | Path.Path> =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const path = yield* Path.Path
-    const stop = options.root !== undefined ? path.resolve(options.root) : undefined
-    const dirs: Array<string> = []
-    let dir = path.resolve(cwd)
-    while (true) {
-      dirs.push(dir)
-      const parent = path.dirname(dir)
-      if (dir === stop || parent === dir) break
-      dir = parent
-    }
-    const candidates: Array<{ readonly file: string; readonly scope: "project" | "user" }> = dirs.flatMap((d) =>
-      FILE_NAMES.map((name) => ({ file: path.join(d, name), scope: "project" as const }))
-    )
-    if (options.home !== undefined) candidates.push({ file: path.join(options.home, "KEEL.md"), scope: "user" })
-    const read = yield* Effect.forEach(candidates, (c) => readIfFile(fs, c.file), { concurrency: 8 })
-    const seenPaths = new Set<string>()
-    const seenContents = new Set<string>()
-    const out: Array<InstructionFile> = []
-    read.forEach((r, i) => {
-      if (r === undefined || r.content.trim().length === 0) return
-      if (seenPaths.has(r.real) || seenContents.has(r.content)) return
-      seenPaths.add(r.real)
-      seenContents.add(r.content)
-      out.push(new InstructionFile({ path: candidates[i]!.file, scope: candidates[i]!.scope, content: r.content }))
-    })
-    return out
-  })
+  Effect.map(gather(cwd, options), (loaded) => loaded.files)
+
+/** The start of the section: its title and how the files rank. @category Constants */
+export const HEADER = [
+  "# Project instructions",
+  "The instruction files below (CLAUDE.md, AGENTS.md, KEEL.md, their private .local.md versions, and the files " +
+  "they import) were written for you by the people you work with. They override your default behaviour: follow " +
+  "them exactly. They are listed from the most general (the user's own, for every project) to the most specific " +
+  "(the working directory's); where two disagree, the one listed later wins."
+].join("\n\n")
+
+const describe = (file: InstructionFile): string => {
+  const whose = file.scope === "user"
+    ? "the user's own instructions, for every project"
+    : file.scope === "local"
+    ? "the user's private instructions for this project, not checked in"
+    : "project instructions, checked into the codebase"
+  return file.importedFrom === undefined ? whose : `${whose}; imported by ${file.importedFrom}`
+}
+
+/** One file's part of the section. @category Rendering */
+export const renderFile = (file: InstructionFile): string =>
+  `Contents of ${file.path} (${describe(file)}):\n\n${file.content.trim()}`
 
 /** The instructions section of the prompt, or none without files. @category Rendering */
-export const render = (files: ReadonlyArray<InstructionFile>): Option.Option<string> => {
-  if (files.length === 0) return Option.none()
-  const parts = [
-    "# Project instructions",
-    "The instruction files below (KEEL.md, AGENTS.md, CLAUDE.md) were written for you by the people you work with. " +
-    "They override your default behaviour: follow them exactly. They are listed nearest folder first; where two " +
-    "disagree, the one listed first wins."
-  ]
-  for (const file of files) {
-    const what = file.scope === "user" ? "the user's own instructions, for every project" : "project instructions"
-    parts.push(`Contents of ${file.path} (${what}):\n\n${file.content.trim()}`)
-  }
-  return Option.some(parts.join("\n\n"))
-}
+export const render = (files: ReadonlyArray<InstructionFile>): Option.Option<string> =>
+  files.length === 0 ? Option.none() : Option.some([HEADER, ...files.map(renderFile)].join("\n\n"))

@@ -27,6 +27,7 @@ import { Commands } from "../input/Commands.js"
 import * as Mentions from "../input/Mentions.js"
 import * as SlashCommand from "../input/SlashCommand.js"
 import { Ids } from "../ids/Ids.js"
+import { NestedMemory } from "../memory/NestedMemory.js"
 import type { UserMessage } from "../message/Message.js"
 import { ModelClient } from "../model/ModelClient.js"
 import { Permissions } from "../permission/Permissions.js"
@@ -181,7 +182,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
     })
     const services = Context.pick(ModelClient, ToolRuntime, ToolRegistry, Pipeline, Compactor, Permissions, Ids)(
       yield* Effect.context<TurnServices>()
-    ).pipe(Context.add(Tracer.ParentSpan, span)) as Context.Context<TurnServices>
+    ).pipe(Context.add(Tracer.ParentSpan, span), Context.add(NestedMemory, yield* NestedMemory)) as Context.Context<TurnServices>
     const model = yield* Ref.make(options.model)
     const parts: Omit<Engine, "current" | "prompt"> = {
       options,

@@ -12,6 +12,7 @@ import * as Ref from "effect/Ref"
 import type * as Tracer from "effect/Tracer"
 import type { Compactor } from "../context/Compactor.js"
 import { type Message, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
+import type * as NestedMemory from "../memory/NestedMemory.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import type { ModelRequest, QuerySource } from "../model/ModelRequest.js"
 import type { SessionState } from "../session/SessionState.js"
@@ -76,6 +77,8 @@ export interface Turn {
   readonly pipeline: Pipeline["Type"]
   readonly compactor: Compactor["Type"]
   readonly session: SessionState["Type"]
+  /** The instruction files of folders below the working directory, sent once a tool touches them. */
+  readonly memory: NestedMemory.Service
   /** What the tool calls run with: the turn's own services. */
   readonly services: Context.Context<ToolServices>
   /** The turn's `keel.turn` span: the parent of its iterations' spans (given, not provided: see `TurnSteps.iterate`). */

@@ -22,6 +22,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Compactor } from "../context/Compactor.js"
 import { Ids } from "../ids/Ids.js"
+import { NestedMemory } from "../memory/NestedMemory.js"
 import type { UserMessage } from "../message/Message.js"
 import { ModelClient } from "../model/ModelClient.js"
 import { Permissions } from "../permission/Permissions.js"
@@ -61,6 +62,7 @@ const make = (options: Options): Effect.Effect<Turn, never, Requirements | Scope
       pipeline: yield* Pipeline,
       compactor,
       session,
+      memory: yield* NestedMemory,
       services: Context.pick(SessionState, ModelClient, Pipeline, Compactor, ToolRegistry, Permissions, Ids)(
         yield* Effect.context<ToolServices>()
       ),

@@ -19,6 +19,7 @@ import { type AssistantMessage, type Message, type ToolUseBlock, UserMessage } f
 import type * as Accumulator from "../model/Accumulator.js"
 import type { ModelError } from "../model/ModelError.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
+import * as NestedMemory from "../memory/NestedMemory.js"
 import * as TokenUsage from "../session/TokenUsage.js"
 import * as ToolRuntime from "../tool/ToolRuntime.js"
 import * as Decide from "./Decide.js"
@@ -27,8 +28,25 @@ import * as ModelCall from "./ModelCall.js"
 import { answerAll, append, completion, decide, recordApiTime, stageContext, type Turn } from "./Turn.js"
 import { TurnEvent } from "./TurnEvent.js"
 
+/**
+ * The round's results, followed by the nested memory its calls that ran (not denied) brought in:
+ * the instruction files of folders below the working directory they touched first.
+ */
+const withMemory = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, results: UserMessage) =>
+  !uses.some((u) => NestedMemory.FILE_TOOLS.has(u.name)) ? Effect.succeed(results) : Effect.gen(function*() {
+    const denied = new Set((yield* Ref.get(turn.session.permissionDenials)).map((d) => d.tool_use_id))
+    const memory = yield* turn.memory.attach({
+      sessionId: turn.session.sessionId,
+      cwd: turn.options.cwd,
+      calls: uses.filter((u) => !denied.has(u.id)),
+      history: Ref.get(turn.session.messages)
+    })
+    if (memory.length === 0 || typeof results.content === "string") return results
+    return new UserMessage({ content: [...results.content, ...memory] })
+  })
+
 /** The calls of `uses` run (most started while the answer streamed): progress and reports, then their results. */
-const runTools = (turn: Turn, uses: ReadonlyArray<{ readonly id: string }>, executor: ToolRuntime.Executor) =>
+const runTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, executor: ToolRuntime.Executor) =>
   Stream.concat(
     executor.events.pipe(Stream.filterMap((event): Option.Option<TurnEvent> => {
       switch (event._tag) {
@@ -45,7 +63,7 @@ const runTools = (turn: Turn, uses: ReadonlyArray<{ readonly id: string }>, exec
       }
     })),
     Stream.fromIterableEffect(Effect.gen(function*() {
-      const message = answerAll(uses, executor.finished, ToolRuntime.interruptedResult)
+      const message = yield* withMemory(turn, uses, answerAll(uses, executor.finished, ToolRuntime.interruptedResult))
       yield* append(turn, message)
       yield* Ref.update(turn.loop, LoopState.toolsAnswered)
       yield* decide(turn, Decide.Outcome.ToolsAnswered({ spent: yield* turn.spent }))
