@@ -27,6 +27,8 @@ import * as Stream from "effect/Stream"
 import { McpServers } from "@keel/tools"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
+import * as HostAnswers from "./host/HostAnswers.js"
+import * as HostStartup from "./host/HostStartup.js"
 import * as HostRequests from "./HostRequests.js"
 import * as Runtime from "./Runtime.js"
 
@@ -326,9 +328,8 @@ export const lineErrorResult = (
  */
 export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>, io: Io): Promise<number> => {
   const asking = flags.permissionPromptTool === "stdio"
-  const options: Runtime.Options = { ...flags, cwd: process.cwd(), askThroughActions: asking }
   const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
-  const program = Effect.gen(function*() {
+  const program = (options: Runtime.Options, host: HostStartup.Started) => Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
     const ids = yield* Ids.Ids
     const actions = yield* Actions.Actions
@@ -360,7 +361,6 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     const refusedInit = yield* Deferred.make<void>()
     // The hosts' uuids of the user messages that wait, by turn id (an interrupt's receipt lists them).
     const uuids = new Map<string, string>()
-    let count = 0
     const hostContext: HostRequests.Context = {
       session,
       runtime,
@@ -371,10 +371,11 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       write,
       err: io.err
     }
-    // A host's control request; a refused `initialize` stops the input (nothing more runs).
+    // A host's control request, unless the host cancelled it; a refused `initialize` stops the input.
     const control = (item: Extract<InputLine, { _tag: "Control" }>) =>
-      Effect.flatMap(HostRequests.answer(item, hostContext), (outcome) =>
-        outcome === "refused-init" ? Deferred.succeed(refusedInit, undefined) : Effect.void)
+      HostAnswers.answer(item, hostContext, host.inFlight).pipe(
+        Effect.flatMap((outcome) => outcome === "refused-init" ? Deferred.succeed(refusedInit, undefined) : Effect.void)
+      )
     // A malformed line's answer: its error result, with the totals of the result before it in run
     // order (the runtime's, not the printer's, which may not have printed it yet).
     const rejected = (item: Extract<InputLine, { _tag: "Malformed" }>) =>
@@ -401,11 +402,11 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     const refusedWhenFull = (line: number, admit: Effect.Effect<unknown, SessionRuntime.QueueFull>) =>
       Effect.catchTag(admit, "QueueFull", (full) =>
         Effect.sync(() => io.err(`keel: stdin line ${line} was dropped: ${full.message}\n`)))
-    const reader = yield* Stream.fromAsyncIterable(lines, (e) => e).pipe(
+    const reader = yield* host.input.lines.pipe(
       Stream.interruptWhen(Deferred.await(refusedInit)),
-      Stream.runForEach((text) =>
+      Stream.runForEach(({ line, text }) =>
         Effect.suspend(() => {
-          const item = parseLine(text, ++count)
+          const item = parseLine(text, line)
           if (item === undefined) return Effect.void
           switch (item._tag) {
             case "Prompt":
@@ -456,10 +457,17 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     yield* Scope.close(runtimeScope, Exit.void)
     yield* Fiber.await(printer)
     return last
-  }).pipe(Effect.scoped, Effect.provide(Runtime.layer(options)))
+  })
 
-  const exit = await Effect.runPromiseExit(program)
+  const exit = await Effect.runPromiseExit(Effect.scoped(Effect.gen(function*() {
+    // The input is read from now on; the first line may name the host's in-process MCP servers.
+    const host = yield* HostStartup.start(lines, write, io.err)
+    const options: Runtime.Options = { ...flags, cwd: process.cwd(), askThroughActions: asking, sdkMcpServers: host.mcp }
+    const built = yield* HostStartup.build(host, Runtime.layer(options), write, io.err)
+    return built === undefined ? ("cancelled" as const) : yield* Effect.provide(program(options, host), built)
+  })))
   if (Exit.isFailure(exit)) return failed(exit.cause, flags, io)
   if (exit.value === "refused") return 2
+  if (exit.value === "cancelled") return 1
   return exit.value?.is_error === true ? 1 : 0
 }

@@ -1,14 +1,16 @@
 /**
  * The Claude Agent SDK's `initialize` control request, as `keel` answers it over stream-json: the
- * session's slash commands, subagent types, output style, models and account. What a host can ask
- * in it that Keel does not do yet (hooks registered by callback, in-process SDK MCP servers, a JSON
- * schema for the output, custom agents, a system prompt of its own) is refused with an error
+ * session's slash commands, subagent types, output style, models and account. Its in-process SDK MCP
+ * servers are connected (see `host/SdkMcpHost`). What a host can ask in it that Keel does not do
+ * yet (hooks registered by callback, servers' settings beyond `timeout`, a JSON schema for the
+ * output, custom agents, a system prompt of its own) is refused with an error
  * response naming it: never ignored, so a host's hook that was meant to block a call cannot be
  * silently skipped.
  *
  * @since 0.1.0
  */
 import type { Commands, SdkMessage } from "@keel/core"
+import * as SdkMcpHost from "./host/SdkMcpHost.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -20,10 +22,19 @@ const nonEmpty = (value: unknown): boolean =>
 const isDefaultSystemPrompt = (value: unknown): boolean =>
   value === undefined || (Array.isArray(value) && value.every((part) => part === ""))
 
-/** The `initialize` options Keel does not honour yet, by their SDK names (empty: all is honoured). @category Checking */
-export const unsupported = (request: Record<string, unknown>): ReadonlyArray<string> => [
+/**
+ * The `initialize` options Keel does not honour yet, by their SDK names (empty: all is honoured).
+ * `connected` names the host's in-process MCP servers the session connected (those named by an
+ * `initialize` on the first line of input); any other it names is refused.
+ *
+ * @category Checking
+ */
+export const unsupported = (request: Record<string, unknown>, connected: ReadonlyArray<string> = []): ReadonlyArray<string> => [
   ...(nonEmpty(request.hooks) ? ["hooks"] : []),
-  ...(nonEmpty(request.sdkMcpServers) ? ["sdkMcpServers"] : []),
+  ...SdkMcpHost.serversOf(request).filter((s) => !connected.includes(s.name)).map((s) =>
+    `sdkMcpServers (${s.name}: only an initialize on the first line of input connects them)`
+  ),
+  ...SdkMcpHost.unsupported(request),
   ...(nonEmpty(request.jsonSchema) ? ["jsonSchema (outputFormat)"] : []),
   ...(nonEmpty(request.agents) ? ["agents"] : []),
   ...(!isDefaultSystemPrompt(request.systemPrompt) ? ["systemPrompt"] : []),

@@ -32,7 +32,7 @@ import {
   ToolRuntime,
   TranscriptError
 } from "@keel/core"
-import { BuiltinTools, type McpConfig, McpServers, Read } from "@keel/tools"
+import { BuiltinTools, type HostTransport, type McpConfig, McpServers, Read } from "@keel/tools"
 import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -82,6 +82,8 @@ export interface Options extends
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
   readonly debug?: boolean | undefined
+  /** MCP servers in an Agent SDK host's process (its `initialize` names them), and the link through the host. */
+  readonly sdkMcpServers?: { readonly servers: ReadonlyArray<McpConfig.Server>; readonly link: HostTransport.HostLink } | undefined
 }
 
 /**
@@ -172,7 +174,8 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     configs: options.mcpConfig,
     strict: options.strictMcpConfig,
     env: options.env,
-    elicitations: options.askThroughActions === true
+    elicitations: options.askThroughActions === true,
+    host: options.sdkMcpServers
   })
   const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
     // Subagents (Task) run on --model unless their call or type names another.
