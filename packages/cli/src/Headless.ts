@@ -461,7 +461,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
 
   const exit = await Effect.runPromiseExit(Effect.scoped(Effect.gen(function*() {
     // The input is read from now on; the first line may name the host's in-process MCP servers.
-    const host = yield* HostStartup.start(lines, write, io.err)
+    const host = yield* HostStartup.start(lines, write, io.err, HostStartup.waitsForFirstLine(flags))
     const options: Runtime.Options = { ...flags, cwd: process.cwd(), askThroughActions: asking, sdkMcpServers: host.mcp }
     const built = yield* HostStartup.build(host, Runtime.layer(options), write, io.err)
     return built === undefined ? ("cancelled" as const) : yield* Effect.provide(program(options, host), built)

@@ -32,7 +32,7 @@ const isDefaultSystemPrompt = (value: unknown): boolean =>
 export const unsupported = (request: Record<string, unknown>, connected: ReadonlyArray<string> = []): ReadonlyArray<string> => [
   ...(nonEmpty(request.hooks) ? ["hooks"] : []),
   ...SdkMcpHost.serversOf(request).filter((s) => !connected.includes(s.name)).map((s) =>
-    `sdkMcpServers (${s.name}: only an initialize on the first line of input connects them)`
+    `sdkMcpServers (${s.name}: Keel connects them only from an initialize on the first line of input, not in a session resumed with -p)`
   ),
   ...SdkMcpHost.unsupported(request),
   ...(nonEmpty(request.jsonSchema) ? ["jsonSchema (outputFormat)"] : []),

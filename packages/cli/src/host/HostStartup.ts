@@ -4,7 +4,10 @@
  * while the session is built, and the session waits for the first line: an `initialize` there
  * names the host's in-process MCP servers, which are connected like the configured ones while the
  * session's layers are built (and the host's `control_cancel_request` for that `initialize` stops
- * the start).
+ * the start). A session resumed with `-p` (a client of its own, not the Agent SDK, which passes no
+ * `-p`) does not wait: what it left (a permission ask to answer again) may be what its client
+ * waits for before it writes; in-process servers are not connected then (an `initialize` naming
+ * them is refused, by name).
  *
  * @since 0.1.0
  */
@@ -32,21 +35,31 @@ export interface Started {
 }
 
 /**
- * Starts reading `lines` and waits for the first one (or the end of input).
+ * Whether the session waits for the first line before it is built: always, but for a session
+ * resumed with `-p` (see above).
+ *
+ * @category Running
+ */
+export const waitsForFirstLine = (flags: { readonly print: boolean; readonly resume?: string | undefined; readonly continue?: boolean | undefined }): boolean =>
+  !(flags.print && (flags.resume !== undefined || flags.continue === true))
+
+/**
+ * Starts reading `lines` and, when `wait`, waits for the first one (or the end of input).
  *
  * @category Running
  */
 export const start = (
   lines: AsyncIterable<string>,
   write: (message: unknown) => void,
-  err: (text: string) => void
+  err: (text: string) => void,
+  wait: boolean
 ): Effect.Effect<Started, ConfigError, Scope.Scope> =>
   Effect.gen(function*() {
     const channel = yield* HostChannel.make(write).pipe(Effect.provideService(Ids.Ids, Ids.crypto))
     const inFlight = yield* HostInFlight.make
     const sdk = yield* SdkMcpHost.make(channel)
     const input = yield* HostInput.start(lines, { channel, inFlight, sdk, write, err })
-    const initialize = yield* input.initialize
+    const initialize = wait ? yield* input.initialize : undefined
     const servers = initialize === undefined ? [] : SdkMcpHost.serversOf(initialize.request)
     return {
       input,

@@ -12,6 +12,7 @@ import * as HostChannel from "../../src/host/HostChannel.js"
 import * as Initialize from "../../src/Initialize.js"
 import * as HostInFlight from "../../src/host/HostInFlight.js"
 import * as HostInput from "../../src/host/HostInput.js"
+import * as HostStartup from "../../src/host/HostStartup.js"
 import * as SdkMcpHost from "../../src/host/SdkMcpHost.js"
 
 async function* linesOf(lines: ReadonlyArray<unknown>) {
@@ -147,6 +148,15 @@ describe("HostInFlight", () => {
     }))
 })
 
+describe("HostStartup", () => {
+  it("waits for the first line (an initialize may name in-process servers), but for a session resumed with -p", () => {
+    assert.isTrue(HostStartup.waitsForFirstLine({ print: false, resume: "abc", continue: false }), "the Agent SDK passes no -p")
+    assert.isTrue(HostStartup.waitsForFirstLine({ print: true, resume: undefined, continue: false }))
+    assert.isFalse(HostStartup.waitsForFirstLine({ print: true, resume: "abc", continue: false }))
+    assert.isFalse(HostStartup.waitsForFirstLine({ print: true, resume: undefined, continue: true }))
+  })
+})
+
 describe("SdkMcpHost", () => {
   it("the servers initialize names, with their timeout (1 s or more) and captured handshake", () => {
     const servers = SdkMcpHost.serversOf({
@@ -164,7 +174,7 @@ describe("SdkMcpHost", () => {
     const request = { subtype: "initialize", sdkMcpServers: ["calc"] }
     assert.deepStrictEqual(Initialize.unsupported(request, ["calc"]), [])
     assert.deepStrictEqual(Initialize.unsupported(request, []), [
-      "sdkMcpServers (calc: only an initialize on the first line of input connects them)"
+      "sdkMcpServers (calc: Keel connects them only from an initialize on the first line of input, not in a session resumed with -p)"
     ])
     assert.deepStrictEqual(
       Initialize.unsupported({ ...request, sdkMcpServerConfigs: { calc: { disableAutoBackground: true } } }, ["calc"]),
