@@ -130,7 +130,7 @@ describe("HostTransport", () => {
       const host = yield* hostOf(calcServer())
       const { client } = yield* connect(host.link)
       const changed = yield* Deferred.make<void>()
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => Effect.runPromise(Deferred.succeed(changed, undefined)))
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => Effect.runPromise(Effect.asVoid(Deferred.succeed(changed, undefined))))
       yield* Effect.promise(() => host.server.sendToolListChanged())
       yield* Deferred.await(changed).pipe(Effect.timeout("5 seconds"))
       yield* Effect.promise(() => client.close())
