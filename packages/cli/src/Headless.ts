@@ -27,6 +27,8 @@ import * as Stream from "effect/Stream"
 import { McpServers } from "@keel/tools"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
+import * as HostAnswers from "./host/HostAnswers.js"
+import * as HostStartup from "./host/HostStartup.js"
 import * as HostRequests from "./HostRequests.js"
 import * as Initialize from "./Initialize.js"
 import * as Runtime from "./Runtime.js"
@@ -325,23 +327,10 @@ export const lineErrorResult = (
  *
  * @category Running
  */
-export const runStreamInput = async (flags: Flags, input: AsyncIterable<string>, io: Io): Promise<number> => {
+export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>, io: Io): Promise<number> => {
   const asking = flags.permissionPromptTool === "stdio"
-  // A host's `initialize` on the first line shapes the session (its system prompt) before it opens.
-  const first = await Initialize.readFirst(input)
-  const lines = first.lines
-  const prompt = first.initialize === undefined ? undefined : Initialize.promptOptions(first.initialize.request)
-  const options: Runtime.Options = {
-    ...flags,
-    cwd: process.cwd(),
-    askThroughActions: asking,
-    initialize: first.initialize?.request,
-    systemPrompt: prompt?.systemPrompt ?? flags.systemPrompt,
-    appendSystemPrompt: [flags.appendSystemPrompt, prompt?.appendSystemPrompt].filter((p) => p !== undefined).join("\n\n") ||
-      undefined
-  }
   const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
-  const program = Effect.gen(function*() {
+  const program = (options: Runtime.Options, host: HostStartup.Started) => Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
     const ids = yield* Ids.Ids
     const actions = yield* Actions.Actions
@@ -373,7 +362,6 @@ export const runStreamInput = async (flags: Flags, input: AsyncIterable<string>,
     const refusedInit = yield* Deferred.make<void>()
     // The hosts' uuids of the user messages that wait, by turn id (an interrupt's receipt lists them).
     const uuids = new Map<string, string>()
-    let count = 0
     const hostContext: HostRequests.Context = {
       session,
       runtime,
@@ -383,12 +371,13 @@ export const runStreamInput = async (flags: Flags, input: AsyncIterable<string>,
       uuids,
       write,
       err: io.err,
-      firstInitialize: first.initialize?.requestId
+      firstInitialize: host.initializeId
     }
-    // A host's control request; a refused `initialize` stops the input (nothing more runs).
+    // A host's control request, unless the host cancelled it; a refused `initialize` stops the input.
     const control = (item: Extract<InputLine, { _tag: "Control" }>) =>
-      Effect.flatMap(HostRequests.answer(item, hostContext), (outcome) =>
-        outcome === "refused-init" ? Deferred.succeed(refusedInit, undefined) : Effect.void)
+      HostAnswers.answer(item, hostContext, host.inFlight).pipe(
+        Effect.flatMap((outcome) => outcome === "refused-init" ? Deferred.succeed(refusedInit, undefined) : Effect.void)
+      )
     // A malformed line's answer: its error result, with the totals of the result before it in run
     // order (the runtime's, not the printer's, which may not have printed it yet).
     const rejected = (item: Extract<InputLine, { _tag: "Malformed" }>) =>
@@ -415,11 +404,11 @@ export const runStreamInput = async (flags: Flags, input: AsyncIterable<string>,
     const refusedWhenFull = (line: number, admit: Effect.Effect<unknown, SessionRuntime.QueueFull>) =>
       Effect.catchTag(admit, "QueueFull", (full) =>
         Effect.sync(() => io.err(`keel: stdin line ${line} was dropped: ${full.message}\n`)))
-    const reader = yield* Stream.fromAsyncIterable(lines, (e) => e).pipe(
+    const reader = yield* host.input.lines.pipe(
       Stream.interruptWhen(Deferred.await(refusedInit)),
-      Stream.runForEach((text) =>
+      Stream.runForEach(({ line, text }) =>
         Effect.suspend(() => {
-          const item = parseLine(text, ++count)
+          const item = parseLine(text, line)
           if (item === undefined) return Effect.void
           switch (item._tag) {
             case "Prompt":
@@ -470,10 +459,28 @@ export const runStreamInput = async (flags: Flags, input: AsyncIterable<string>,
     yield* Scope.close(runtimeScope, Exit.void)
     yield* Fiber.await(printer)
     return last
-  }).pipe(Effect.scoped, Effect.provide(Runtime.layer(options)))
+  })
 
-  const exit = await Effect.runPromiseExit(program)
+  const exit = await Effect.runPromiseExit(Effect.scoped(Effect.gen(function*() {
+    // The input is read from now on; the first line may name the host's in-process MCP servers.
+    const host = yield* HostStartup.start(lines, write, io.err, HostStartup.waitsForFirstLine(flags))
+    // A first-line `initialize` shapes the session before it opens (its system prompt, its servers).
+    const prompt = host.initialize === undefined ? undefined : Initialize.promptOptions(host.initialize)
+    const options: Runtime.Options = {
+      ...flags,
+      cwd: process.cwd(),
+      askThroughActions: asking,
+      sdkMcpServers: host.mcp,
+      initialize: host.initialize,
+      systemPrompt: prompt?.systemPrompt ?? flags.systemPrompt,
+      appendSystemPrompt: [flags.appendSystemPrompt, prompt?.appendSystemPrompt].filter((p) => p !== undefined).join("\n\n") ||
+        undefined
+    }
+    const built = yield* HostStartup.build(host, Runtime.layer(options), write, io.err)
+    return built === undefined ? ("cancelled" as const) : yield* Effect.provide(program(options, host), built)
+  })))
   if (Exit.isFailure(exit)) return failed(exit.cause, flags, io)
   if (exit.value === "refused") return 2
+  if (exit.value === "cancelled") return 1
   return exit.value?.is_error === true ? 1 : 0
 }

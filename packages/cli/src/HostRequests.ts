@@ -69,14 +69,18 @@ export const answer = (request: Request, context: Context): Effect.Effect<Outcom
         yield* runtime.interrupt
         return yield* respond({ still_queued: stillQueued })
       })
-    case "initialize": {
-      const missing = Initialize.unsupported(request.request, request.requestId === context.firstInitialize)
-      // Refused, and nothing more runs: the host asked for behaviour Keel would not give it.
-      if (missing.length > 0) {
-        return Effect.as(refuse(`Keel does not support these initialize options yet: ${missing.join(", ")}`), "refused-init" as const)
-      }
-      return Effect.flatMap(session.init, (init) => respond(Initialize.response(init, context.commands)))
-    }
+    case "initialize":
+      return Effect.flatMap(context.mcpServers.status, (servers) => {
+        const missing = Initialize.unsupported(request.request, {
+          first: request.requestId === context.firstInitialize,
+          connected: servers.map((s) => s.name)
+        })
+        // Refused, and nothing more runs: the host asked for behaviour Keel would not give it.
+        if (missing.length > 0) {
+          return Effect.as(refuse(`Keel does not support these initialize options yet: ${missing.join(", ")}`), "refused-init" as const)
+        }
+        return Effect.flatMap(session.init, (init) => respond(Initialize.response(init, context.commands)))
+      })
     case "set_model": {
       // Later turns' model; none, null or "default" goes back to the session's first model.
       const model = request.request.model

@@ -1,14 +1,16 @@
 /**
  * The Claude Agent SDK's `initialize` control request, as `keel` answers it over stream-json: the
- * session's slash commands, subagent types, output style, models and account. What a host can ask
- * in it that Keel does not do yet (hooks registered by callback, in-process SDK MCP servers, a JSON
- * schema for the output, custom agents, a system prompt of its own) is refused with an error
+ * session's slash commands, subagent types, output style, models and account. Its in-process SDK MCP
+ * servers are connected (see `host/SdkMcpHost`). What a host can ask in it that Keel does not do
+ * yet (hooks registered by callback, servers' settings beyond `timeout`, a JSON schema for the
+ * output, custom agents, a system prompt of its own) is refused with an error
  * response naming it: never ignored, so a host's hook that was meant to block a call cannot be
  * silently skipped.
  *
  * @since 0.1.0
  */
 import type { Commands, SdkMessage } from "@keel/core"
+import * as SdkMcpHost from "./host/SdkMcpHost.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -24,19 +26,31 @@ const isDefaultSystemPrompt = (value: unknown): boolean =>
  * The `initialize` options Keel does not honour, by their SDK names (empty: all is honoured).
  * `first`: whether this is the `initialize` read before the session opened (the first input
  * line): only that one can still shape what the session is built from (its system prompt).
+ * `connected` names the host's in-process MCP servers the session connected (those named by an
+ * `initialize` on the first line of input); any other it names is refused.
  *
  * @category Checking
  */
-export const unsupported = (request: Record<string, unknown>, first: boolean): ReadonlyArray<string> => [
+export const unsupported = (
+  request: Record<string, unknown>,
+  options: { readonly first: boolean; readonly connected?: ReadonlyArray<string> | undefined }
+): ReadonlyArray<string> => {
+  const { first } = options
+  const connected = options.connected ?? []
+  return [
   ...(nonEmpty(request.hooks) ? ["hooks"] : []),
-  ...(nonEmpty(request.sdkMcpServers) ? ["sdkMcpServers"] : []),
+  ...SdkMcpHost.serversOf(request).filter((s) => !connected.includes(s.name)).map((s) =>
+    `sdkMcpServers (${s.name}: Keel connects them only from an initialize on the first line of input, not in a session resumed with -p)`
+  ),
+  ...SdkMcpHost.unsupported(request),
   ...(nonEmpty(request.jsonSchema) ? ["jsonSchema (outputFormat)"] : []),
   ...(nonEmpty(request.agents) ? ["agents"] : []),
   ...(!first && !isDefaultSystemPrompt(request.systemPrompt) ? ["systemPrompt (only in the first line's initialize)"] : []),
   ...(!first && nonEmpty(request.appendSystemPrompt) ? ["appendSystemPrompt (only in the first line's initialize)"] : []),
   ...(first && promptOptions(request) === undefined ? ["systemPrompt (not a string or an array of strings)"] : []),
-  ...(Object.keys(request).filter((key) => SHAPING.has(key) && nonEmpty(request[key])))
-]
+    ...(Object.keys(request).filter((key) => SHAPING.has(key) && nonEmpty(request[key])))
+  ]
+}
 
 /**
  * `initialize` options that would change what the model is told or how the session runs, which
@@ -79,52 +93,6 @@ export const promptOptions = (request: Record<string, unknown>): PromptOptions |
     ...(text !== "" ? { systemPrompt: text } : {}),
     ...(typeof appendSystemPrompt === "string" && appendSystemPrompt !== "" ? { appendSystemPrompt } : {})
   }
-}
-
-/** A first-line `initialize`: its request id and fields. @category Models */
-export interface First {
-  readonly requestId: string
-  readonly request: Record<string, unknown>
-}
-
-/**
- * The first line of stream-json input, when it is an `initialize` control request: its fields (to
- * build the session from), and the lines with that first one still in them, to be answered in its
- * place. Hosts that speak the control protocol (the Agent SDK) send `initialize` first.
- *
- * @category Reading
- */
-export const readFirst = async (
-  lines: AsyncIterable<string>
-): Promise<{ readonly initialize: First | undefined; readonly lines: AsyncIterable<string> }> => {
-  const iterator = lines[Symbol.asyncIterator]()
-  const held: Array<string> = []
-  let initialize: First | undefined
-  for (;;) {
-    const next = await iterator.next()
-    if (next.done === true) break
-    held.push(next.value)
-    if (next.value.trim() === "") continue
-    try {
-      const value = JSON.parse(next.value) as unknown
-      if (
-        isRecord(value) && value.type === "control_request" && typeof value.request_id === "string" &&
-        isRecord(value.request) && value.request.subtype === "initialize"
-      ) {
-        initialize = { requestId: value.request_id, request: value.request }
-      }
-    } catch {
-      // Not JSON: answered as a malformed line in its place.
-    }
-    break
-  }
-  const rest: AsyncIterable<string> = {
-    [Symbol.asyncIterator]: () => ({
-      next: () => (held.length > 0 ? Promise.resolve({ done: false, value: held.shift()! }) : iterator.next()),
-      return: (value?: unknown) => iterator.return?.(value) ?? Promise.resolve({ done: true, value: undefined })
-    })
-  }
-  return { initialize, lines: rest }
 }
 
 /** The subagent types the `Task` tool offers (see `@keel/tools` `Subagents`). */

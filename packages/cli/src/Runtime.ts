@@ -34,7 +34,7 @@ import {
   ToolRuntime,
   TranscriptError
 } from "@keel/core"
-import { BuiltinTools, type McpConfig, McpServers, Read } from "@keel/tools"
+import { BuiltinTools, type HostTransport, type McpConfig, McpServers, Read } from "@keel/tools"
 import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -93,6 +93,8 @@ export interface Options extends
    * servers, output schema) is part of what the session is built from.
    */
   readonly initialize?: Readonly<Record<string, unknown>> | undefined
+  /** MCP servers in an Agent SDK host's process (its `initialize` names them), and the link through the host. */
+  readonly sdkMcpServers?: { readonly servers: ReadonlyArray<McpConfig.Server>; readonly link: HostTransport.HostLink } | undefined
 }
 
 /**
@@ -192,7 +194,8 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     configs: options.mcpConfig,
     strict: options.strictMcpConfig,
     env: options.env,
-    elicitations: options.askThroughActions === true
+    elicitations: options.askThroughActions === true,
+    host: options.sdkMcpServers
   })
   const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
     // Subagents (Task) run on --model unless their call or type names another.

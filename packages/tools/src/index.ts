@@ -48,6 +48,9 @@ export * as Workspace from "./Workspace.js"
 export * as McpConfig from "./mcp/McpConfig.js"
 /** One MCP server's connection. */
 export * as McpConnection from "./mcp/McpConnection.js"
+
+/** An MCP transport to a server in an Agent SDK host's process, through the host. */
+export * as HostTransport from "./mcp/HostTransport.js"
 /** MCP tool results as tool outputs, capped. */
 export * as McpResult from "./mcp/McpResult.js"
 /** The session's MCP servers, a scoped service. */

@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import type * as HostTransport from "./HostTransport.js"
 
 const StringMap = Schema.Record({ key: Schema.String, value: Schema.String })
 const Timeout = Schema.Int.pipe(Schema.positive())
@@ -46,8 +47,25 @@ export const RemoteServer = Schema.Struct({
 /** @category Models */
 export type RemoteServer = typeof RemoteServer.Type
 
+/**
+ * A server in the host's own process (a Claude Agent SDK host's `createSdkMcpServer`), named in the
+ * host's `initialize` and reached through it (see `HostTransport`); never read from a config file.
+ *
+ * @category Models
+ */
+export interface SdkServer {
+  readonly type: "sdk"
+  /** Most milliseconds one tool call may take (the host's `timeout` for it). */
+  readonly timeout?: number | undefined
+  /** The handshake the host captured (`sdkMcpServerManifests`), answered without asking it again. */
+  readonly manifest?: HostTransport.Manifest | undefined
+}
+
 /** One server's configuration. @category Models */
-export type ServerConfig = StdioServer | RemoteServer
+export type ServerConfig = StdioServer | RemoteServer | SdkServer
+
+/** Whether the server lives in the host's process. @category Guards */
+export const isSdk = (config: ServerConfig): config is SdkServer => config.type === "sdk"
 
 /** Whether the server is reached at a URL (rather than started as a process). @category Guards */
 export const isRemote = (config: ServerConfig): config is RemoteServer => config.type === "http" || config.type === "sse"
@@ -96,6 +114,7 @@ export const expand = (text: string, env: Environment): { readonly value: string
 /** The server's configuration with every expandable field expanded, and the unset variables it uses. */
 const expandServer = (config: ServerConfig, env: Environment): { config: ServerConfig; missing: Array<string> } => {
   const missing: Array<string> = []
+  if (isSdk(config)) return { config, missing }
   const one = (text: string) => {
     const expanded = expand(text, env)
     missing.push(...expanded.missing)

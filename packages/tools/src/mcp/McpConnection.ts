@@ -1,6 +1,6 @@
 /**
  * One MCP server's connection: its transport (a child process for a stdio server, HTTP for `http`
- * and `sse`), the SDK client over it, the server's tools and its status. A connection lives in a
+ * and `sse`, the host's control channel for a server in an Agent SDK host's process), the SDK client over it, the server's tools and its status. A connection lives in a
  * Scope: closing the scope closes the client; a stdio server's stdin is ended, then it gets SIGTERM
  * after 0.5 s and SIGKILL after 1.5 s more; an HTTP session is ended with a DELETE first. A server
  * that fails to start, or does not within the start-up timeout (under `Clock`), is closed at once
@@ -29,8 +29,10 @@ import {
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
+import type * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as HostTransport from "./HostTransport.js"
 import * as McpConfig from "./McpConfig.js"
 
 /** Claude Code's default start-up timeout (`MCP_TIMEOUT`). @category Constants */
@@ -78,6 +80,13 @@ export interface Options {
    * cannot ask. Aborting `signal` (the server or the turn gave up) withdraws the question.
    */
   readonly elicit?: ((request: Elicitation, signal: AbortSignal) => Promise<ElicitResult>) | undefined
+  /** How servers in the host's process (`"type": "sdk"`) are reached; without it they fail to start. */
+  readonly host?: HostTransport.HostLink | undefined
+  /**
+   * Most milliseconds a message to a host's server may wait for the host's answer (the tool call
+   * timeout; at least the start-up timeout). The client's own timeouts usually end a wait first.
+   */
+  readonly hostTimeoutMs?: number | undefined
 }
 
 /** A server's request for input, as Keel passes it on. @category Models */
@@ -202,6 +211,9 @@ const describeStartError = (
     }
   }
   const code = errorCode(e)
+  if (McpConfig.isSdk(config)) {
+    return { status: "failed", error: e instanceof Error ? e.message : String(e) }
+  }
   if (!McpConfig.isRemote(config)) {
     if (code === "ENOENT") return { status: "failed", error: `cannot run ${JSON.stringify(config.command)}: command not found` }
     if (code === "EACCES") return { status: "failed", error: `cannot run ${JSON.stringify(config.command)}: permission denied` }
@@ -218,10 +230,26 @@ const describeStartError = (
 }
 
 const makeTransport = (
-  config: McpConfig.ServerConfig,
+  server: McpConfig.Server,
   options: Options,
+  runtime: Runtime.Runtime<never>,
   onSpawn: (pid: number) => void
 ): { readonly transport: Transport; readonly stderr: () => string } => {
+  const config = server.config
+  if (McpConfig.isSdk(config)) {
+    if (options.host === undefined) {
+      throw new Error(
+        "it lives in an Agent SDK host's process, and this run has no host to reach it through " +
+          "(only a host speaking stream-json, whose initialize names it)"
+      )
+    }
+    const startup = Duration.toMillis(Duration.decode(options.startupTimeout ?? DEFAULT_STARTUP_TIMEOUT_MS))
+    const timeout = Math.max(startup, config.timeout ?? options.hostTimeoutMs ?? 0)
+    return {
+      transport: new HostTransport.HostTransport(server.name, options.host, { timeout, manifest: config.manifest, runtime }),
+      stderr: () => ""
+    }
+  }
   if (McpConfig.isRemote(config)) {
     const init = { requestInit: { headers: { ...config.headers } } }
     const url = new URL(config.url)
@@ -291,8 +319,9 @@ export const connect = (server: McpConfig.Server, options: Options): Effect.Effe
 
     let pid: number | undefined
     let closing = false
+    const runtime = yield* Effect.runtime<never>()
     const made = yield* Effect.try(() =>
-      makeTransport(server.config, options, (p) => {
+      makeTransport(server, options, runtime, (p) => {
         pid = p
         // A process that only came up after its connection was given up on is being closed already.
         if (!closing) track(p)
@@ -325,7 +354,9 @@ export const connect = (server: McpConfig.Server, options: Options): Effect.Effe
     client.onclose = () => {
       if (pid !== undefined) alive.delete(pid)
       if (closing) return
-      const exited = McpConfig.isRemote(server.config)
+      const exited = McpConfig.isSdk(server.config)
+        ? "the host closed the connection"
+        : McpConfig.isRemote(server.config)
         ? "the connection closed"
         : withStderr("the server process exited", stderr())
       Effect.runSync(Ref.set(state, { status: "failed", error: exited }))

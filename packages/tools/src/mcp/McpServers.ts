@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js"
+import type * as HostTransport from "./HostTransport.js"
 import * as McpConfig from "./McpConfig.js"
 import * as McpConnection from "./McpConnection.js"
 import * as McpResult from "./McpResult.js"
@@ -112,7 +113,7 @@ export const toolTimeoutConfig: Config.Config<number> = positive("MCP_TOOL_TIMEO
 export const maxOutputTokensConfig: Config.Config<number> = positive("MAX_MCP_OUTPUT_TOKENS", McpResult.DEFAULT_MAX_OUTPUT_TOKENS)
 
 /**
- * The servers of `.mcp.json` and `--mcp-config` (see `McpConfig.load`), with the timeouts and the
+ * The servers of `.mcp.json` and `--mcp-config` (see `McpConfig.load`) and those of the host, with the timeouts and the
  * output cap from `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT` and `MAX_MCP_OUTPUT_TOKENS`; with
  * `elicitations`, their questions to the user become pending actions (else servers cannot ask).
  *
@@ -122,19 +123,27 @@ export const layerConfig = (
   options: McpConfig.LoadOptions & {
     /** Servers may ask the user through pending actions (someone answers them: see `Actions`). */
     readonly elicitations?: boolean | undefined
+    /**
+     * Servers in the host's process (an Agent SDK host's `initialize`), after the configured ones
+     * (one with a configured server's name replaces it), and the link that reaches them.
+     */
+    readonly host?: { readonly servers: ReadonlyArray<McpConfig.Server>; readonly link: HostTransport.HostLink } | undefined
   }
 ): Layer.Layer<McpServers, McpConfig.InvalidMcpConfig | ConfigError, FileSystem.FileSystem | Path.Path | Actions.Actions> =>
   Layer.scoped(
     McpServers,
     Effect.gen(function*() {
-      const servers = yield* McpConfig.load(options)
+      const servers = McpConfig.merge([yield* McpConfig.load(options), options.host?.servers ?? []])
+      const timeout = yield* toolTimeoutConfig
       return yield* make(servers, {
         cwd: options.cwd,
         env: options.env,
         startupTimeout: yield* startupTimeoutConfig,
-        timeout: yield* toolTimeoutConfig,
+        timeout,
         maxOutputTokens: yield* maxOutputTokensConfig,
-        elicit: options.elicitations === true ? elicitThrough(yield* Actions.Actions) : undefined
+        elicit: options.elicitations === true ? elicitThrough(yield* Actions.Actions) : undefined,
+        host: options.host?.link,
+        hostTimeoutMs: timeout
       })
     })
   )
