@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
+import type * as Path from "@effect/platform/Path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
   Actions,
@@ -186,7 +186,7 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
   const permissions = Layer.effect(
     Permissions.Permissions,
     Effect.gen(function*() {
-      const config = yield* Settings.permissions(options, loaded, options.cwd, yield* Path.Path)
+      const config = yield* Settings.permissions(options, loaded, options.cwd)
       return options.canUseTool !== undefined || options.askThroughActions !== true
         ? Permissions.make(config, options.canUseTool)
         : Permissions.makeAsking(config, Permissions.actionsAsker(yield* Actions.Actions))

@@ -12,6 +12,7 @@
 import type * as Path from "@effect/platform/Path"
 import { Permissions } from "@keel/core"
 import * as Effect from "effect/Effect"
+import * as nodePath from "node:path"
 import type { Flags } from "./Flags.js"
 import type * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
 import { InvalidSettings } from "./settings/InvalidSettings.js"
@@ -51,8 +52,7 @@ export const permissions = (
     readonly allowDangerouslySkipPermissions?: boolean | undefined
   },
   loaded: SettingsLoader.Loaded,
-  cwd: string,
-  path: Path.Path
+  cwd: string
 ): Effect.Effect<Permissions.Config, InvalidSettings> =>
   Effect.gen(function*() {
     for (const layer of loaded.layers) {
@@ -73,7 +73,7 @@ export const permissions = (
       additionalDirectories: [
         ...(p?.additionalDirectories ?? []),
         ...(loaded.merged.additionalDirectories ?? []),
-        ...flags.addDirs.map((d) => path.resolve(cwd, d))
+        ...flags.addDirs.map((d) => nodePath.resolve(cwd, d))
       ],
       bypassAvailable: flags.allowDangerouslySkipPermissions === true
     })

@@ -69,38 +69,44 @@ const quoted = (stderr: string): string => {
  *
  * @category Running
  */
-export const run = (helper: Helper): Effect.Effect<string, ApiKeyHelperFailed, CommandExecutor.CommandExecutor> =>
-  Effect.scoped(Effect.gen(function*() {
-    const fail = (reason: string) =>
-      new ApiKeyHelperFailed({ source: helper.source, command: helper.command, reason })
-    const base = Command.make("/bin/sh", "-c", helper.command).pipe(
-      Command.workingDirectory(helper.cwd),
-      Command.stdin(Stream.empty)
-    )
+export const run = (helper: Helper): Effect.Effect<string, ApiKeyHelperFailed, CommandExecutor.CommandExecutor> => {
+  const fail = (reason: string) => new ApiKeyHelperFailed({ source: helper.source, command: helper.command, reason })
+  const timeout = Duration.decode(helper.timeout ?? DEFAULT_TIMEOUT)
+  const base = Command.make("/bin/sh", "-c", helper.command).pipe(
+    Command.workingDirectory(helper.cwd),
+    Command.stdin(Stream.empty)
+  )
+  const collect = (stream: Stream.Stream<Uint8Array, unknown>) =>
+    Effect.fork(Stream.mkString(Stream.decodeText(stream)).pipe(Effect.orElseSucceed(() => "")))
+  // The timeout covers the start too; at the timeout the helper is killed with its children.
+  const exited = Effect.gen(function*() {
     const proc = yield* Command.start(helper.env === undefined ? base : Command.env(base, helper.env)).pipe(
       Effect.mapError((e) => fail(`could not be started (${e.message})`))
     )
-    const collect = (stream: Stream.Stream<Uint8Array, unknown>) =>
-      Effect.fork(Stream.mkString(Stream.decodeText(stream)).pipe(Effect.orElseSucceed(() => "")))
-    const stdout = yield* collect(proc.stdout)
-    const stderr = yield* collect(proc.stderr)
-    const timeout = Duration.decode(helper.timeout ?? DEFAULT_TIMEOUT)
-    const exit = yield* Effect.timeoutOption(Effect.either(proc.exitCode), timeout)
-    if (Option.isNone(exit)) {
-      yield* proc.kill("SIGTERM").pipe(
-        Effect.timeout(KILL_GRACE),
-        Effect.catchAll(() => Effect.ignore(proc.kill("SIGKILL")))
+    const output = Fiber.zip(yield* collect(proc.stdout), yield* collect(proc.stderr))
+    const exit = yield* Effect.either(proc.exitCode).pipe(
+      Effect.onInterrupt(() =>
+        proc.kill("SIGTERM").pipe(
+          Effect.timeout(KILL_GRACE),
+          Effect.catchAll(() => Effect.ignore(proc.kill("SIGKILL")))
+        )
       )
-      return yield* fail(`timed out after ${Duration.format(timeout)} and was killed`)
-    }
-    const [out, err] = yield* Fiber.join(Fiber.zip(stdout, stderr))
-    if (exit.value._tag === "Left") return yield* fail(`failed (${exit.value.left.message})${quoted(err)}`)
-    const code = Number(exit.value.right)
+    )
+    const [out, err] = yield* Fiber.join(output)
+    return { exit, out, err }
+  })
+  return Effect.scoped(Effect.gen(function*() {
+    const done = yield* Effect.timeoutOption(exited, timeout)
+    if (Option.isNone(done)) return yield* fail(`timed out after ${Duration.format(timeout)} and was killed`)
+    const { err, exit, out } = done.value
+    if (exit._tag === "Left") return yield* fail(`failed (${exit.left.message})${quoted(err)}`)
+    const code = Number(exit.right)
     if (code !== 0) return yield* fail(`exited with code ${code}${quoted(err)}`)
     const key = out.trim()
     if (key === "") return yield* fail(`printed no key${quoted(err)}`)
     return key
   }))
+}
 
 /**
  * `Credentials` from the helper: run now, and again on each `refresh` (after a 401). A refresh that
