@@ -268,9 +268,12 @@ describe("settings under the Claude Agent SDK's query()", () => {
 })
 
 describe("settings in Keel's own query()", () => {
-  it("settingSources and settings (an object) as through the CLI; the settings' env never reaches process.env", async () => {
+  it("settingSources and settings (an object) as through the CLI; the settings' env configures the run, never process.env", async () => {
     const dir = workdir()
-    write(dir, ".claude/settings.json", { permissions: { allow: ["Bash(echo:*)"] }, env: { KEEL_Q_P: "project" } })
+    write(dir, ".claude/settings.json", {
+      permissions: { allow: ["Bash(echo:*)"] },
+      env: { KEEL_Q_P: "project", ANTHROPIC_MODEL: "claude-from-settings-env" }
+    })
     const server = await fake([
       FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo \"$KEEL_Q_P|${KEEL_Q_U:-}|$KEEL_Q_F\"" }, id: "toolu_1" }]),
       FakeAnthropic.textReply("done")
@@ -293,10 +296,12 @@ describe("settings in Keel's own query()", () => {
       })
     ) messages.push(m)
     assert.strictEqual(messages.find((m) => m.type === "result")?.subtype, "success")
-    assert.strictEqual(server.requests[0]!.body.model, "claude-from-query-settings")
+    // The settings' env configures the run: its ANTHROPIC_MODEL comes before the settings' model.
+    assert.strictEqual(server.requests[0]!.body.model, "claude-from-settings-env")
     assert.strictEqual(text(toolResults(server, 1).toolu_1!.content), "project||flag")
     assert.isUndefined(process.env.KEEL_Q_P)
     assert.isUndefined(process.env.KEEL_Q_F)
+    assert.notStrictEqual(process.env.ANTHROPIC_MODEL, "claude-from-settings-env")
   }, TIMEOUT)
 
   it("invalid settings reject the query with the message keel prints", async () => {
