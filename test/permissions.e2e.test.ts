@@ -61,13 +61,14 @@ describe("keel permissions", () => {
     fs.writeFileSync(file, "{ \"permissions\": { \"allow\": [\"Read\", }")
     const broken = await keel(dir, readThenAnswer("README.md"), [])
     assert.strictEqual(broken.code, 2)
-    assert.match(broken.stderr, new RegExp(`^keel: ${file.replace(/[.]/g, "\\.")} is not valid settings: `))
+    // Named as it sits in the project, relative to the working directory.
+    assert.match(broken.stderr, /^keel: \.keel\/settings\.local\.json is not valid JSON \(/)
     assert.strictEqual(broken.server.requests.length, 0)
 
     fs.writeFileSync(file, JSON.stringify({ permissions: { defaultMode: "yolo" } }))
     const mode = await keel(dir, readThenAnswer("README.md"), [])
     assert.strictEqual(mode.code, 2)
-    assert.include(mode.stderr, "defaultMode")
+    assert.include(mode.stderr, ".keel/settings.local.json: permissions.defaultMode must be one of default, acceptEdits")
 
     fs.rmSync(file)
     const rule = await keel(dir, readThenAnswer("README.md"), ["--allowedTools", "Bash(npm"])

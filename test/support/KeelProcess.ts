@@ -53,8 +53,9 @@ export interface SpawnOptions {
 
 /**
  * Spawns `keel args` with this process's environment minus every `ANTHROPIC_*`, `KEEL_*` and
- * `API_TIMEOUT_MS` variable, plus `options.env`; `KEEL_HOME` is a fresh temporary folder unless
- * `options.env` sets it (runs save their sessions there, never in the real `~/.keel`). `done`
+ * `API_TIMEOUT_MS` variable, plus `options.env`; `KEEL_HOME` and `CLAUDE_CONFIG_DIR` are fresh
+ * temporary folders unless `options.env` sets them (runs save their sessions there, never in the
+ * real `~/.keel`, and read no user settings of the real `~/.claude`). `done`
  * resolves when the process has closed.
  */
 export const start = (
@@ -67,6 +68,8 @@ export const start = (
   }
   Object.assign(env, options.env)
   env.KEEL_HOME ??= fs.mkdtempSync(path.join(os.tmpdir(), "keel-home-"))
+  // Claude Code's user settings (~/.claude/settings.json) are read too: never the real ones.
+  env.CLAUDE_CONFIG_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "keel-claude-home-"))
   const child = spawn(keel, [...args], { cwd: options.cwd ?? workdir(), env, stdio: ["pipe", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""

@@ -520,16 +520,13 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
 
 /** Flags parsed but not acted on yet: refused, never silently ignored (each line goes as its flag is honoured). */
 const notHonouredYet = (o: Record<string, unknown>): Array<string> => [
-  ...(o.settings !== undefined ? ["--settings"] : []),
-  ...(o.settingSources !== undefined ? ["--setting-sources"] : []),
   ...(o.agents !== undefined ? ["--agents"] : []),
   ...(o.agent !== undefined ? ["--agent"] : []),
   ...(o.jsonSchema !== undefined ? ["--json-schema"] : []),
   ...(o.effort !== undefined ? ["--effort"] : []),
   ...(o.thinking !== undefined ? ["--thinking"] : []),
   ...(o.maxThinkingTokens !== undefined ? ["--max-thinking-tokens"] : []),
-  ...(o.includeHookEvents === true ? ["--include-hook-events"] : []),
-  ...(o.allowDangerouslySkipPermissions === true ? ["--allow-dangerously-skip-permissions"] : [])
+  ...(o.includeHookEvents === true ? ["--include-hook-events"] : [])
 ]
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i

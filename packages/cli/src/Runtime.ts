@@ -45,6 +45,9 @@ import type * as Scope from "effect/Scope"
 import type { Flags } from "./Flags.js"
 import * as Settings from "./Settings.js"
 import * as SavedPermissions from "./settings/SavedPermissions.js"
+import * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
+import * as RunSettings from "./settings/RunSettings.js"
+import * as SettingsEnv from "./settings/SettingsEnv.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** What a run is built from: the flags that shape the kernel, the working directory, and who answers permission asks. @category Models */
@@ -95,6 +98,12 @@ export interface Options extends
   readonly initialize?: Readonly<Record<string, unknown>> | undefined
   /** MCP servers in an Agent SDK host's process (its `initialize` names them), and the link through the host. */
   readonly sdkMcpServers?: { readonly servers: ReadonlyArray<McpConfig.Server>; readonly link: HostTransport.HostLink } | undefined
+  /** More settings (`--settings`): a settings file's path, or its JSON text. */
+  readonly settings?: string | undefined
+  /** The settings files to read (`--setting-sources`); all when undefined. */
+  readonly settingSources?: Flags["settingSources"] | undefined
+  /** Let a later `setMode` switch into bypassPermissions (`--allow-dangerously-skip-permissions`). */
+  readonly allowDangerouslySkipPermissions?: boolean | undefined
 }
 
 /**
@@ -136,10 +145,12 @@ export type Services =
   | Ids.Ids
   | Actions.Actions
   | NestedMemory.NestedMemory
+  | RunSettings.RunSettings
 
 /** Errors of building the layers. @category Errors */
 export type LayerError =
   | AnthropicModel.MissingCredentials
+  | ApiKeyHelper.ApiKeyHelperFailed
   | ConfigError
   | Settings.InvalidSettings
   | McpConfig.InvalidMcpConfig
@@ -149,22 +160,30 @@ export type LayerError =
  * The model for a run: the Anthropic API from the environment, under the idle watchdog
  * (`KEEL_STREAM_IDLE_TIMEOUT_MS`), retries (`KEEL_MAX_RETRIES`, `KEEL_UNATTENDED_RETRY`) and, with
  * fallback models (`--fallback-model`, else `KEEL_FALLBACK_MODEL`), model fallback; its requests
- * carry prompt-cache breakpoints unless `DISABLE_PROMPT_CACHING` is set.
+ * carry prompt-cache breakpoints unless `DISABLE_PROMPT_CACHING` is set. With the settings'
+ * `apiKeyHelper` (and no key in the environment), the key is the helper's, re-run after a 401.
  *
  * @category Layers
  */
 export const modelLayer = (
-  fallbackModels: ReadonlyArray<string> | undefined
-): Layer.Layer<ModelClient.ModelClient, AnthropicModel.MissingCredentials | ConfigError> =>
+  fallbackModels: ReadonlyArray<string> | undefined,
+  apiKeyHelper?: ApiKeyHelper.Helper | undefined
+): Layer.Layer<ModelClient.ModelClient, AnthropicModel.MissingCredentials | ApiKeyHelper.ApiKeyHelperFailed | ConfigError> =>
   PromptCaching.layerConfig.pipe(
     Layer.provide(Resilience.layerConfig({ fallbackModels })),
-    Layer.provide(AnthropicModel.layerConfig)
+    Layer.provide(
+      apiKeyHelper === undefined
+        ? AnthropicModel.layerConfig
+        : ApiKeyHelper.modelLayer(apiKeyHelper).pipe(Layer.provide(NodeContext.layer))
+    )
   )
 
 /**
- * The kernel layers for a run: the model (see {@link modelLayer}), built-in tools and the tools of
+ * The kernel layers for a run, built after its settings are read and their `env` applied (see
+ * `settings/RunSettings.ts`; an environment of the run's own then configures every layer): the
+ * settings, the model (see {@link modelLayer}), built-in tools and the tools of
  * the MCP servers (`.mcp.json`, `--mcp-config`; started when the layer is built, closed with it),
- * permissions (settings files, then flags), the context management pipeline (window from
+ * permissions (settings, then flags), the context management pipeline (window from
  * `KEEL_AUTO_COMPACT_WINDOW`, large results saved under `KEEL_HOME`), which also answers the API's
  * "prompt is too long" with a reactive compaction, the context assembly (the default system
  * prompt: instruction files, git, environment), the session store (transcripts under
@@ -174,13 +193,21 @@ export const modelLayer = (
  *
  * @category Layers
  */
-export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
-  const model = modelLayer(options.fallbackModels)
+export const layer = (options: Options): Layer.Layer<Services, LayerError> =>
+  Layer.unwrapEffect(Effect.map(RunSettings.prepare(options), ({ env, loaded }) => {
+    const run = env === options.env ? options : { ...options, env }
+    const layers = layerWith(run, loaded)
+    return env === undefined ? layers : layers.pipe(Layer.provide(Layer.setConfigProvider(SettingsEnv.providerOf(env))))
+  })).pipe(Layer.provide(NodeContext.layer))
+
+/** {@link layer} once the settings are read. */
+const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Services, LayerError> => {
+  const model = modelLayer(options.fallbackModels, Settings.apiKeyHelper(loaded, options.cwd, options.env))
   const permissions = Layer.effect(
     Permissions.Permissions,
     Effect.gen(function*() {
       const home = yield* ContextManagement.homeConfig
-      const config = yield* Settings.permissions(options, home, options.cwd)
+      const config = yield* Settings.permissions(options, loaded, options.cwd)
       // "Always allow" answers kept for a settings file are written to Keel's files there.
       const asking = { persist: SavedPermissions.save(home) }
       return options.canUseTool !== undefined || options.askThroughActions !== true
@@ -210,7 +237,8 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     NestedMemory.layerConfig,
     SessionStore.layerConfig,
     commands(options.cwd),
-    Ids.layer
+    Ids.layer,
+    RunSettings.layer(loaded)
   ).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(permissions),
@@ -266,7 +294,7 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
         new TranscriptError.SessionExists({ sessionId: options.sessionId, file: store.fileOf(cwd, options.sessionId) })
       )
     }
-    const model = options.model ?? resumed?.model ?? (yield* AnthropicModel.modelConfig)
+    const model = options.model ?? resumed?.model ?? (yield* RunSettings.RunSettings).defaultModel
     const mcpServers = yield* (yield* McpServers.McpServers).status
     const warnings = mcpServers.filter((server) => server.status !== "connected").map((server) =>
       `MCP server ${server.name} ${server.status === "needs-auth" ? "needs authorization" : "failed to start"}: ${server.error}`
@@ -324,6 +352,7 @@ export interface Failure {
 const USAGE_ERRORS = new Set(["InvalidSettings", "InvalidPricing", "InvalidMcpConfig", "InvalidTelemetryConfig"])
 const RUNTIME_ERRORS = new Set([
   "MissingCredentials",
+  "ApiKeyHelperFailed",
   "SessionNotFound",
   "CorruptTranscript",
   "ForeignTranscript",

@@ -319,4 +319,15 @@ describe("Permissions.setMode", () => {
       yield* bypassed.setMode("bypassPermissions")
       assert.strictEqual(bypassed.config.mode, "bypassPermissions")
     }))
+
+  it.effect("bypassAvailable lets a session that started in another mode switch into bypassPermissions", () =>
+    Effect.gen(function*() {
+      const policy = Permissions.make(Permissions.config({ mode: "default", bypassAvailable: true }).config)
+      assert.strictEqual((yield* policy.check(edit))._tag, "Deny")
+      yield* policy.setMode("bypassPermissions")
+      assert.strictEqual(policy.config.mode, "bypassPermissions")
+      assert.deepStrictEqual(yield* policy.check(edit), { _tag: "Allow" })
+      yield* policy.setMode("default")
+      assert.strictEqual((yield* policy.check(edit))._tag, "Deny")
+    }))
 })

@@ -171,7 +171,7 @@ export interface SDKUserMessage {
 
 /**
  * Options of {@link query}: the Agent SDK's `Options`, the keys Keel supports, with their meanings.
- * Any other key (`hooks`, `agents`, `settingSources`, `outputFormat`, `thinking`, ...) rejects the
+ * Any other key (`hooks`, `agents`, `outputFormat`, `thinking`, ...) rejects the
  * query with a {@link QueryError} rather than being ignored.
  *
  * @category Models
@@ -183,7 +183,7 @@ export interface Options {
   readonly additionalDirectories?: Array<string>
   /** Permission rules allowed without asking, e.g. `"Bash(git status:*)"`, `"Edit"`, `"mcp__server"`. */
   readonly allowedTools?: Array<string>
-  /** Required with `permissionMode: "bypassPermissions"`, as in the Agent SDK. */
+  /** Required with `permissionMode: "bypassPermissions"`, as in the Agent SDK; also lets the session switch into it later. */
   readonly allowDangerouslySkipPermissions?: boolean
   /** Asked for the tool calls that would ask; without it they are denied. */
   readonly canUseTool?: CanUseTool
@@ -221,6 +221,13 @@ export interface Options {
   readonly permissionMode?: PermissionMode
   /** Save the session's transcript under `KEEL_HOME` (default true). */
   readonly persistSession?: boolean
+  /**
+   * More settings, over the settings files (`--settings`): a settings file's path, JSON text, or
+   * the settings as an object. Their `env` goes over the query's environment (never `process.env`).
+   */
+  readonly settings?: string | Record<string, unknown>
+  /** Which settings files to read (`user`, `project`, `local`); all when left out, none for `[]`. */
+  readonly settingSources?: Array<"user" | "project" | "local">
   /** The id of a saved session of `cwd` to continue. */
   readonly resume?: string
   /** The id (a UUID) of the new session, or of the fork. */
@@ -262,6 +269,8 @@ export const SUPPORTED_OPTIONS: ReadonlyArray<keyof Options> = [
   "permissionMode",
   "persistSession",
   "resume",
+  "settings",
+  "settingSources",
   "sessionId",
   "strictMcpConfig",
   "systemPrompt",
@@ -365,6 +374,16 @@ export const resolve = (
     if (options.sessionId !== undefined && resuming && options.forkSession !== true) {
       return yield* invalid("sessionId with resume or continue needs forkSession: a resumed session keeps its id")
     }
+    if (options.settings !== undefined && typeof options.settings !== "string" && !isRecord(options.settings)) {
+      return yield* invalid("settings must be a settings file's path, JSON text, or an object of settings")
+    }
+    const sources = options.settingSources
+    if (
+      sources !== undefined &&
+      (!isStringArray(sources) || sources.some((s) => s !== "user" && s !== "project" && s !== "local"))
+    ) {
+      return yield* invalid(`settingSources must be an array of "user", "project", "local", got ${JSON.stringify(sources)}`)
+    }
     const servers = options.mcpServers ?? {}
     if (!isRecord(servers)) return yield* invalid("mcpServers must be an object of server configs by name")
     for (const [name, server] of Object.entries(servers)) {
@@ -399,7 +418,11 @@ export const resolve = (
         sessionId: options.sessionId,
         sessionPersistence: options.persistSession !== false,
         canUseTool,
-        env
+        settings: isRecord(options.settings) ? JSON.stringify(options.settings) : options.settings,
+        settingSources: sources,
+        allowDangerouslySkipPermissions: options.allowDangerouslySkipPermissions === true,
+        // Always an environment of the query's own: the settings' `env` goes over it, never over `process.env`.
+        env: env ?? { ...process.env }
       },
       signal: options.abortController?.signal
     }

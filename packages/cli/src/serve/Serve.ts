@@ -67,7 +67,9 @@ export const opener = (flags: Flags, cwd: string): SessionOpener["Type"] => ({
         maxTurns: start.maxTurns ?? flags.maxTurns,
         maxBudgetUsd: start.maxBudgetUsd ?? flags.maxBudgetUsd,
         sessionPersistence: start.persist ?? flags.sessionPersistence,
-        askThroughActions: true
+        askThroughActions: true,
+        // Each session's settings `env` goes over an environment of its own, not the server's process.env.
+        env: { ...process.env }
       }
       const problem = sessionFlagsError(options)
       if (problem !== undefined) return yield* new RuntimeProtocol.SessionStartFailed({ message: problem })

@@ -34,6 +34,11 @@ export interface Config {
   readonly ask: ReadonlyArray<PermissionRule.Rule>
   /** Folders besides the working directory that file tools may use without asking (`--add-dir`). */
   readonly additionalDirectories?: ReadonlyArray<string> | undefined
+  /**
+   * Whether `setMode` may switch into `bypassPermissions` although the session did not start in it
+   * (`--allow-dangerously-skip-permissions`, the Agent SDK's `allowDangerouslySkipPermissions`).
+   */
+  readonly bypassAvailable?: boolean | undefined
 }
 
 /** A path with symlinks resolved, as far as it exists (a file about to be created resolves through its folder). */
@@ -147,8 +152,8 @@ export interface Service {
   readonly check: (request: Request) => Effect.Effect<Decision>
   /**
    * Switches the mode for the calls checked after it (a host's `set_permission_mode`). Switching
-   * into `bypassPermissions` is refused unless the session started in it: no request can turn the
-   * checks off.
+   * into `bypassPermissions` is refused unless the session started in it or its config makes it
+   * available (`bypassAvailable`): no request alone can turn the checks off.
    */
   readonly setMode: (mode: Mode) => Effect.Effect<void, ModeRefused>
 }
@@ -299,7 +304,7 @@ export const makeAsking = (config: Config, asker: Asker | undefined, options: As
       return current
     },
     setMode: (mode) =>
-      mode === "bypassPermissions" && config.mode !== "bypassPermissions"
+      mode === "bypassPermissions" && config.mode !== "bypassPermissions" && config.bypassAvailable !== true
         ? Effect.fail(new ModeRefused({ mode, reason: "the session did not start in bypassPermissions" }))
         : Effect.sync(() => {
           current = { ...current, mode }
@@ -350,6 +355,7 @@ export const config = (options: {
   readonly deny?: ReadonlyArray<string> | undefined
   readonly ask?: ReadonlyArray<string> | undefined
   readonly additionalDirectories?: ReadonlyArray<string> | undefined
+  readonly bypassAvailable?: boolean | undefined
 }): { readonly config: Config; readonly invalid: ReadonlyArray<string> } => {
   const invalid: Array<string> = []
   const rules = (texts: ReadonlyArray<string> = []) =>
@@ -364,7 +370,8 @@ export const config = (options: {
       allow: rules(options.allow),
       deny: rules(options.deny),
       ask: rules(options.ask),
-      additionalDirectories: options.additionalDirectories ?? []
+      additionalDirectories: options.additionalDirectories ?? [],
+      ...(options.bypassAvailable === true ? { bypassAvailable: true } : {})
     },
     invalid
   }
