@@ -281,7 +281,7 @@ export const makeAsking = (config: Config, asker: Asker | undefined, options: As
     const updates = decision.updatedPermissions
     const applied = PermissionUpdate.apply(current, updates, {
       cwd: request.cwd,
-      bypassAllowed: config.mode === "bypassPermissions"
+      bypassAllowed: config.mode === "bypassPermissions" || config.bypassAvailable === true
     })
     current = applied.config
     const kept = updates.filter((u) => PermissionUpdate.persisted(u.destination))
