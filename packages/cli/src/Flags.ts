@@ -446,8 +446,6 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
 const notHonouredYet = (o: Record<string, unknown>): Array<string> => [
   ...(o.settings !== undefined ? ["--settings"] : []),
   ...(o.settingSources !== undefined ? ["--setting-sources"] : []),
-  ...(o.agents !== undefined ? ["--agents"] : []),
-  ...(o.agent !== undefined ? ["--agent"] : []),
   ...(o.jsonSchema !== undefined ? ["--json-schema"] : []),
   ...(o.effort !== undefined ? ["--effort"] : []),
   ...(o.thinking !== undefined ? ["--thinking"] : []),

@@ -24,9 +24,10 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { McpServers } from "@keel/tools"
+import { Agents, McpServers } from "@keel/tools"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
+import * as InitializeAhead from "./host/InitializeAhead.js"
 import * as HostRequests from "./HostRequests.js"
 import * as Runtime from "./Runtime.js"
 
@@ -324,9 +325,22 @@ export const lineErrorResult = (
  *
  * @category Running
  */
-export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>, io: Io): Promise<number> => {
+export const runStreamInput = async (flags: Flags, input: AsyncIterable<string>, io: Io): Promise<number> => {
   const asking = flags.permissionPromptTool === "stdio"
-  const options: Runtime.Options = { ...flags, cwd: process.cwd(), askThroughActions: asking }
+  // The host's first line, `initialize`, read before the session is built: its agents shape it.
+  const ahead = await InitializeAhead.read(input)
+  const conflict = InitializeAhead.conflict(ahead, flags)
+  if (conflict !== undefined) {
+    io.err(`keel: ${conflict}\n`)
+    return 2
+  }
+  const lines = ahead.lines
+  const options: Runtime.Options = {
+    ...flags,
+    cwd: process.cwd(),
+    askThroughActions: asking,
+    ...InitializeAhead.runOptions(ahead)
+  }
   const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
   const program = Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
@@ -367,6 +381,8 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       commands: (yield* Commands.Commands).commands,
       mcpServers: yield* McpServers.McpServers,
       permissions: yield* Permissions.Permissions,
+      agents: (yield* Agents.Agents).info,
+      initializedAhead: ahead.initialize?.requestId,
       uuids,
       write,
       err: io.err

@@ -8,6 +8,7 @@
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as os from "node:os"
 import {
   Actions,
   AnthropicModel,
@@ -32,7 +33,7 @@ import {
   ToolRuntime,
   TranscriptError
 } from "@keel/core"
-import { BuiltinTools, type McpConfig, McpServers, Read } from "@keel/tools"
+import { type AgentDefinition, Agents, BuiltinTools, type McpConfig, McpServers, Read } from "@keel/tools"
 import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -70,6 +71,14 @@ export interface Options extends
   >
 {
   readonly cwd: string
+  /** Agent definitions over the agent files: `--agents` JSON, or the Agent SDK's `agents` record (see `Agents`). */
+  readonly agents?: unknown
+  /** Where `agents` came from, for messages (default `--agents`). */
+  readonly agentsOrigin?: string | undefined
+  /** The agent the main thread runs as (`--agent`): its prompt as the base instructions, its tools, its model. */
+  readonly agent?: string | undefined
+  /** Where `agent` came from, for messages (default `--agent`). */
+  readonly agentOrigin?: string | undefined
   /** Asked for every tool call that would ask (the REPL's prompt, `query()`'s `canUseTool`); without it those calls are denied. */
   readonly canUseTool?: Permissions.CanUseTool | undefined
   /**
@@ -116,6 +125,7 @@ export type Services =
   | Commands.Commands
   | Ids.Ids
   | Actions.Actions
+  | Agents.Agents
 
 /** Errors of building the layers. @category Errors */
 export type LayerError =
@@ -124,6 +134,8 @@ export type LayerError =
   | Settings.InvalidSettings
   | McpConfig.InvalidMcpConfig
   | Telemetry.InvalidTelemetryConfig
+  | AgentDefinition.InvalidAgents
+  | Agents.UnknownAgent
 
 /**
  * The model for a run: the Anthropic API from the environment, under the idle watchdog
@@ -174,16 +186,24 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     env: options.env,
     elicitations: options.askThroughActions === true
   })
-  const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
-    // Subagents (Task) run on --model unless their call or type names another.
-    Layer.provide(BuiltinTools.layer(options.tools, { task: { model: options.model }, env: definedEnv(options.env) })),
-    Layer.provideMerge(mcp.pipe(Layer.provide(actions)))
+  const agents = agentsLayer(options)
+  // Subagents (Task) run on --model unless their call or type names another.
+  const builtin = Layer.unwrapEffect(Effect.map(Agents.Agents, (catalog) =>
+    BuiltinTools.layer(options.tools, {
+      task: { model: options.model, agents: catalog.definitions },
+      env: definedEnv(options.env)
+    })))
+  const tools = Agents.layerMainTools.pipe(
+    Layer.provide(ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools))),
+    Layer.provide(builtin),
+    Layer.provideMerge(mcp.pipe(Layer.provide(actions))),
+    Layer.provideMerge(agents)
   )
   return Layer.mergeAll(
     model,
     ContextManagement.layerConfig.pipe(Layer.provide(model)),
     ToolRuntime.layerConfig,
-    ContextAssembly.layerConfig,
+    assemblyLayer(options.cwd).pipe(Layer.provide(agents)),
     SessionStore.layerConfig,
     commands(options.cwd),
     Ids.layer
@@ -206,6 +226,38 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
 export const commands = (cwd: string): Layer.Layer<Commands.Commands, ConfigError, FileSystem.FileSystem | Path.Path> =>
   Layer.unwrapEffect(Effect.map(ContextManagement.homeConfig, (home) =>
     MarkdownCommands.layer({ cwd, home }).pipe(Layer.provide(BuiltinCommands.layer))))
+
+/**
+ * The run's agent types (see `Agents`): the agent files of the project, of `$KEEL_HOME` and of the
+ * user's `~/.claude` (`HOME` from the run's environment), under `options.agents`.
+ *
+ * @category Layers
+ */
+export const agentsLayer = (
+  options: Options
+): Layer.Layer<Agents.Agents, AgentDefinition.InvalidAgents | Agents.UnknownAgent | ConfigError> =>
+  Layer.unwrapEffect(Effect.map(ContextManagement.homeConfig, (home) =>
+    Agents.layer({
+      cwd: options.cwd,
+      home,
+      userHome: options.env?.HOME ?? os.homedir(),
+      agents: options.agents,
+      agentsOrigin: options.agentsOrigin,
+      main: options.agent,
+      mainOrigin: options.agentOrigin
+    }))).pipe(Layer.provide(NodeContext.layer))
+
+/**
+ * The default system prompt's assembly; when the main thread runs as an agent, its prompt is the
+ * base instructions (the instruction files and the environment still follow, as in Claude Code).
+ */
+const assemblyLayer = (cwd: string) =>
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const { main } = yield* Agents.Agents
+    if (main === undefined) return ContextAssembly.layerConfig
+    const home = yield* ContextManagement.homeConfig
+    return ContextAssembly.layer({ home, base: main.prompt ?? main.systemPrompt(cwd) })
+  }))
 
 /** `env` without its unset keys (`undefined` when there is no `env`). */
 const definedEnv = (
@@ -242,16 +294,23 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
         new TranscriptError.SessionExists({ sessionId: options.sessionId, file: store.fileOf(cwd, options.sessionId) })
       )
     }
-    const model = options.model ?? resumed?.model ?? (yield* AnthropicModel.modelConfig)
+    const agents = yield* Agents.Agents
+    // --model, else the main thread's agent's, else the resumed session's, else the default.
+    const agentModel = Agents.mainModel(agents.main)
+    const model = options.model ?? agentModel ?? resumed?.model ?? (yield* AnthropicModel.modelConfig)
     const mcpServers = yield* (yield* McpServers.McpServers).status
-    const warnings = mcpServers.filter((server) => server.status !== "connected").map((server) =>
-      `MCP server ${server.name} ${server.status === "needs-auth" ? "needs authorization" : "failed to start"}: ${server.error}`
-    )
+    const warnings = [
+      ...mcpServers.filter((server) => server.status !== "connected").map((server) =>
+        `MCP server ${server.name} ${server.status === "needs-auth" ? "needs authorization" : "failed to start"}: ${server.error}`
+      ),
+      ...agents.warnings
+    ]
     const session = yield* Session.make({
       model,
       cwd,
       mcpServers: mcpServers.map((server) => ({ name: server.name, status: server.status })),
-      maxTurns: options.maxTurns,
+      maxTurns: options.maxTurns ?? agents.main?.maxTurns,
+      agents: agents.definitions.map((d) => d.agentType),
       maxBudgetUsd: options.maxBudgetUsd,
       // The default prices, with KEEL_PRICING_FILE's over them.
       pricing: yield* Pricing.tableConfig.pipe(Effect.provide(NodeContext.layer)),
@@ -262,7 +321,11 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       appendSystemPrompt: options.appendSystemPrompt,
       resume: resumed,
       // Why this model, and the fallbacks in force, as each turn's envelope records them.
-      modelSource: options.model !== undefined ? "flag" : resumed?.model !== undefined ? "resumed" : "default",
+      modelSource: options.model !== undefined || agentModel !== undefined
+        ? "flag"
+        : resumed?.model !== undefined
+        ? "resumed"
+        : "default",
       fallbackModels: options.fallbackModels ?? (yield* Fallback.modelsConfig),
       forkSession: options.forkSession,
       sessionId: options.sessionId,
@@ -297,7 +360,14 @@ export interface Failure {
   readonly lines: ReadonlyArray<string>
 }
 
-const USAGE_ERRORS = new Set(["InvalidSettings", "InvalidPricing", "InvalidMcpConfig", "InvalidTelemetryConfig"])
+const USAGE_ERRORS = new Set([
+  "InvalidSettings",
+  "InvalidPricing",
+  "InvalidMcpConfig",
+  "InvalidTelemetryConfig",
+  "InvalidAgents",
+  "UnknownAgent"
+])
 const RUNTIME_ERRORS = new Set([
   "MissingCredentials",
   "SessionNotFound",

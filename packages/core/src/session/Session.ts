@@ -144,6 +144,7 @@ const firstSession = (
       output_style: "default",
       skills: [],
       plugins: [],
+      ...(options.agents !== undefined ? { agents: options.agents } : {}),
       uuid: engine.ids.uuid()
     }
     return {
