@@ -141,6 +141,7 @@ const readMapping = (yaml: string): Effect.Effect<Record<string, unknown>, Inval
 
 const parseFrontmatter = (yaml: string): Effect.Effect<Frontmatter, InvalidFile> =>
   Effect.gen(function*() {
+    if (yaml.trim() === "") return {}
     const record = yield* readMapping(yaml)
     const model = yield* textValue(record, "model")
     if (model !== undefined && /\s/.test(model)) {
