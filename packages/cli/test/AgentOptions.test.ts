@@ -47,6 +47,28 @@ describe("InitializeAhead", () => {
     assert.deepStrictEqual(await collect(ahead.lines), lines)
   })
 
+  it("ending the lines given back ends the input at once, even while a read waits (an interrupted reader stops reading)", async () => {
+    let returned = 0
+    const input: AsyncIterable<string> = {
+      [Symbol.asyncIterator]: () => ({
+        next: (() => {
+          let first = true
+          return () => first ? ((first = false), Promise.resolve({ done: false, value: initialize(undefined) })) : new Promise<never>(() => {})
+        })(),
+        return: () => {
+          returned++
+          return Promise.resolve({ done: true as const, value: undefined })
+        }
+      })
+    }
+    const ahead = await InitializeAhead.read(input)
+    const iterator = ahead.lines[Symbol.asyncIterator]()
+    assert.deepStrictEqual(await iterator.next(), { done: false, value: initialize(undefined) })
+    void iterator.next()
+    assert.deepStrictEqual(await iterator.return!(), { done: true, value: undefined })
+    assert.strictEqual(returned, 1)
+  })
+
   it("a first line that is not an initialize (or no line at all) takes nothing", async () => {
     const user = "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}"
     const ahead = await InitializeAhead.read(from([user, initialize({ r: {} })]))

@@ -50,14 +50,21 @@ export const read = async (input: AsyncIterable<string>): Promise<Ahead> => {
     initialize = initializeOf(next.value)
     break
   }
-  const rest: AsyncIterable<string> = { [Symbol.asyncIterator]: () => iterator }
-  const lines: AsyncIterable<string> = {
-    async *[Symbol.asyncIterator]() {
-      yield* taken
-      yield* rest
+  // Not an async generator: its `return` would wait for the pending read, so an interrupted reader
+  // could not stop reading stdin. This one hands `return` to the input's iterator at once.
+  const replay: AsyncIterator<string> = {
+    next: () => {
+      const line = taken.shift()
+      return line !== undefined ? Promise.resolve({ done: false, value: line }) : iterator.next()
+    },
+    return: (value?: unknown) => {
+      taken.length = 0
+      return iterator.return !== undefined
+        ? iterator.return(value)
+        : Promise.resolve({ done: true, value: undefined })
     }
   }
-  return { lines, initialize }
+  return { lines: { [Symbol.asyncIterator]: () => replay }, initialize }
 }
 
 /** Whether a value of the request sets something (not absent, `null`, or an empty object). */
