@@ -8,7 +8,6 @@
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as os from "node:os"
 import {
   Actions,
   AnthropicModel,
@@ -43,6 +42,7 @@ import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import type { Flags } from "./Flags.js"
 import * as Settings from "./Settings.js"
+import * as RunAgents from "./agents/RunAgents.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** What a run is built from: the flags that shape the kernel, the working directory, and who answers permission asks. @category Models */
@@ -186,7 +186,7 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     env: options.env,
     elicitations: options.askThroughActions === true
   })
-  const agents = agentsLayer(options)
+  const agents = RunAgents.layer(options)
   // Subagents (Task) run on --model unless their call or type names another.
   const builtin = Layer.unwrapEffect(Effect.map(Agents.Agents, (catalog) =>
     BuiltinTools.layer(options.tools, {
@@ -203,7 +203,7 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     model,
     ContextManagement.layerConfig.pipe(Layer.provide(model)),
     ToolRuntime.layerConfig,
-    assemblyLayer(options.cwd).pipe(Layer.provide(agents)),
+    RunAgents.assemblyLayer(options.cwd).pipe(Layer.provide(agents)),
     SessionStore.layerConfig,
     commands(options.cwd),
     Ids.layer
@@ -226,38 +226,6 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
 export const commands = (cwd: string): Layer.Layer<Commands.Commands, ConfigError, FileSystem.FileSystem | Path.Path> =>
   Layer.unwrapEffect(Effect.map(ContextManagement.homeConfig, (home) =>
     MarkdownCommands.layer({ cwd, home }).pipe(Layer.provide(BuiltinCommands.layer))))
-
-/**
- * The run's agent types (see `Agents`): the agent files of the project, of `$KEEL_HOME` and of the
- * user's `~/.claude` (`HOME` from the run's environment), under `options.agents`.
- *
- * @category Layers
- */
-export const agentsLayer = (
-  options: Options
-): Layer.Layer<Agents.Agents, AgentDefinition.InvalidAgents | Agents.UnknownAgent | ConfigError> =>
-  Layer.unwrapEffect(Effect.map(ContextManagement.homeConfig, (home) =>
-    Agents.layer({
-      cwd: options.cwd,
-      home,
-      userHome: options.env?.HOME ?? os.homedir(),
-      agents: options.agents,
-      agentsOrigin: options.agentsOrigin,
-      main: options.agent,
-      mainOrigin: options.agentOrigin
-    }))).pipe(Layer.provide(NodeContext.layer))
-
-/**
- * The default system prompt's assembly; when the main thread runs as an agent, its prompt is the
- * base instructions (the instruction files and the environment still follow, as in Claude Code).
- */
-const assemblyLayer = (cwd: string) =>
-  Layer.unwrapEffect(Effect.gen(function*() {
-    const { main } = yield* Agents.Agents
-    if (main === undefined) return ContextAssembly.layerConfig
-    const home = yield* ContextManagement.homeConfig
-    return ContextAssembly.layer({ home, base: main.prompt ?? main.systemPrompt(cwd) })
-  }))
 
 /** `env` without its unset keys (`undefined` when there is no `env`). */
 const definedEnv = (
