@@ -520,8 +520,6 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
 
 /** Flags parsed but not acted on yet: refused, never silently ignored (each line goes as its flag is honoured). */
 const notHonouredYet = (o: Record<string, unknown>): Array<string> => [
-  ...(o.agents !== undefined ? ["--agents"] : []),
-  ...(o.agent !== undefined ? ["--agent"] : []),
   ...(o.jsonSchema !== undefined ? ["--json-schema"] : []),
   ...(o.effort !== undefined ? ["--effort"] : []),
   ...(o.thinking !== undefined ? ["--thinking"] : []),

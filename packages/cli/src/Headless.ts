@@ -24,11 +24,12 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { McpServers } from "@keel/tools"
+import { Agents, McpServers } from "@keel/tools"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
 import * as HostAnswers from "./host/HostAnswers.js"
 import * as HostStartup from "./host/HostStartup.js"
+import * as InitializeAgents from "./host/InitializeAgents.js"
 import * as HostRequests from "./HostRequests.js"
 import * as Initialize from "./Initialize.js"
 import * as Runtime from "./Runtime.js"
@@ -368,6 +369,8 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       commands: (yield* Commands.Commands).commands,
       mcpServers: yield* McpServers.McpServers,
       permissions: yield* Permissions.Permissions,
+      agents: (yield* Agents.Agents).info,
+      initializedAhead: host.initializeId,
       uuids,
       write,
       err: io.err,
@@ -466,12 +469,18 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     const host = yield* HostStartup.start(lines, write, io.err, HostStartup.waitsForFirstLine(flags))
     // A first-line `initialize` shapes the session before it opens (its system prompt, its servers).
     const prompt = host.initialize === undefined ? undefined : Initialize.promptOptions(host.initialize)
+    const conflict = InitializeAgents.conflict(host.initialize, flags)
+    if (conflict !== undefined) {
+      io.err(`keel: ${conflict}\n`)
+      return "refused" as const
+    }
     const options: Runtime.Options = {
       ...flags,
       cwd: process.cwd(),
       askThroughActions: asking,
       sdkMcpServers: host.mcp,
       initialize: host.initialize,
+      ...InitializeAgents.runOptions(host.initialize),
       systemPrompt: prompt?.systemPrompt ?? flags.systemPrompt,
       appendSystemPrompt: [flags.appendSystemPrompt, prompt?.appendSystemPrompt].filter((p) => p !== undefined).join("\n\n") ||
         undefined

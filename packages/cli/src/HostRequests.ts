@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { type Commands, Permissions, type Session, type SessionRuntime } from "@keel/core"
-import type { McpServers } from "@keel/tools"
+import type { Agents, McpServers } from "@keel/tools"
 import * as Effect from "effect/Effect"
 import * as Initialize from "./Initialize.js"
 
@@ -28,6 +28,10 @@ export interface Context {
   readonly commands: ReadonlyArray<Commands.Command>
   readonly mcpServers: McpServers.McpServers["Type"]
   readonly permissions: Permissions.Permissions["Type"]
+  /** The agent types the session offers, as `initialize` lists them. */
+  readonly agents: ReadonlyArray<Agents.Info>
+  /** The id of the `initialize` read before the session was built (its `agents` are the session's). */
+  readonly initializedAhead?: string | undefined
   /** The host's uuids of the user messages that wait, by turn id. */
   readonly uuids: ReadonlyMap<string, string>
   /** Writes one stdout line (a value as JSON). */
@@ -71,15 +75,17 @@ export const answer = (request: Request, context: Context): Effect.Effect<Outcom
       })
     case "initialize":
       return Effect.flatMap(context.mcpServers.status, (servers) => {
+        const first = request.requestId === context.firstInitialize
         const missing = Initialize.unsupported(request.request, {
-          first: request.requestId === context.firstInitialize,
-          connected: servers.map((s) => s.name)
+          first,
+          connected: servers.map((s) => s.name),
+          agentsApplied: request.requestId === context.initializedAhead
         })
         // Refused, and nothing more runs: the host asked for behaviour Keel would not give it.
         if (missing.length > 0) {
           return Effect.as(refuse(`Keel does not support these initialize options yet: ${missing.join(", ")}`), "refused-init" as const)
         }
-        return Effect.flatMap(session.init, (init) => respond(Initialize.response(init, context.commands)))
+        return Effect.flatMap(session.init, (init) => respond(Initialize.response(init, context.commands, context.agents)))
       })
     case "set_model": {
       // Later turns' model; none, null or "default" goes back to the session's first model.

@@ -1,16 +1,18 @@
 /**
  * The Claude Agent SDK's `initialize` control request, as `keel` answers it over stream-json: the
  * session's slash commands, subagent types, output style, models and account. Its in-process SDK MCP
- * servers are connected (see `host/SdkMcpHost`). What a host can ask in it that Keel does not do
- * yet (hooks registered by callback, servers' settings beyond `timeout`, a JSON schema for the
- * output, custom agents, a system prompt of its own) is refused with an error
- * response naming it: never ignored, so a host's hook that was meant to block a call cannot be
- * silently skipped.
+ * servers are connected (see `host/SdkMcpHost`), its `agents` are the session's and its system
+ * prompt options replace or extend Keel's, when it is the first input line (read before the session
+ * is built, see `host/HostStartup`); a later `initialize` cannot change them, and is refused. What a
+ * host can ask in it that Keel does not do yet (hooks registered by callback, servers' settings
+ * beyond `timeout`, a JSON schema for the output) is refused with an error response naming it:
+ * never ignored, so a host's hook that was meant to block a call cannot be silently skipped.
  *
  * @since 0.1.0
  */
 import type { Commands, SdkMessage } from "@keel/core"
 import * as SdkMcpHost from "./host/SdkMcpHost.js"
+import type { Agents } from "@keel/tools"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -33,7 +35,12 @@ const isDefaultSystemPrompt = (value: unknown): boolean =>
  */
 export const unsupported = (
   request: Record<string, unknown>,
-  options: { readonly first: boolean; readonly connected?: ReadonlyArray<string> | undefined }
+  options: {
+    readonly first: boolean
+    readonly connected?: ReadonlyArray<string> | undefined
+    /** Whether this request's `agents` are the session's (it was read before the session was built). */
+    readonly agentsApplied?: boolean | undefined
+  }
 ): ReadonlyArray<string> => {
   const { first } = options
   const connected = options.connected ?? []
@@ -44,7 +51,7 @@ export const unsupported = (
   ),
   ...SdkMcpHost.unsupported(request),
   ...(nonEmpty(request.jsonSchema) ? ["jsonSchema (outputFormat)"] : []),
-  ...(nonEmpty(request.agents) ? ["agents"] : []),
+  ...(nonEmpty(request.agents) && options.agentsApplied !== true ? ["agents (only in the first stdin line's initialize)"] : []),
   ...(!first && !isDefaultSystemPrompt(request.systemPrompt) ? ["systemPrompt (only in the first line's initialize)"] : []),
   ...(!first && nonEmpty(request.appendSystemPrompt) ? ["appendSystemPrompt (only in the first line's initialize)"] : []),
   ...(first && promptOptions(request) === undefined ? ["systemPrompt (not a string or an array of strings)"] : []),
@@ -95,16 +102,19 @@ export const promptOptions = (request: Record<string, unknown>): PromptOptions |
   }
 }
 
-/** The subagent types the `Task` tool offers (see `@keel/tools` `Subagents`). */
-const AGENTS = [
-  { name: "general-purpose", description: "A general agent for multi-step tasks and searches" },
-  { name: "Explore", description: "A fast, read-only agent for finding files and code" }
-]
-
-/** The success response to `initialize` (the SDK's `SDKControlInitializeResponse`). @category Encoding */
-export const response = (init: SdkMessage.SystemInit, commands: ReadonlyArray<Commands.Command>): Record<string, unknown> => ({
+/**
+ * The success response to `initialize` (the SDK's `SDKControlInitializeResponse`), listing the
+ * agent types the `Task` tool offers (built-in and custom, see `@keel/tools` `Agents`).
+ *
+ * @category Encoding
+ */
+export const response = (
+  init: SdkMessage.SystemInit,
+  commands: ReadonlyArray<Commands.Command>,
+  agents: ReadonlyArray<Agents.Info>
+): Record<string, unknown> => ({
   commands: commands.map((c) => ({ name: c.name, description: c.description, argumentHint: c.argumentHint ?? "" })),
-  agents: AGENTS,
+  agents,
   output_style: init.output_style,
   available_output_styles: [init.output_style],
   models: [{ value: init.model, displayName: init.model, description: "The session's model" }],

@@ -34,7 +34,7 @@ import {
   ToolRuntime,
   TranscriptError
 } from "@keel/core"
-import { BuiltinTools, type HostTransport, type McpConfig, McpServers, Read } from "@keel/tools"
+import { type AgentDefinition, Agents, BuiltinTools, type HostTransport, type McpConfig, McpServers, Read } from "@keel/tools"
 import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -48,6 +48,7 @@ import * as SavedPermissions from "./settings/SavedPermissions.js"
 import * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
 import * as RunSettings from "./settings/RunSettings.js"
 import * as SettingsEnv from "./settings/SettingsEnv.js"
+import * as RunAgents from "./agents/RunAgents.js"
 import * as Telemetry from "./Telemetry.js"
 
 /** What a run is built from: the flags that shape the kernel, the working directory, and who answers permission asks. @category Models */
@@ -76,6 +77,14 @@ export interface Options extends
   >
 {
   readonly cwd: string
+  /** Agent definitions over the agent files: `--agents` JSON, or the Agent SDK's `agents` record (see `Agents`). */
+  readonly agents?: unknown
+  /** Where `agents` came from, for messages (default `--agents`). */
+  readonly agentsOrigin?: string | undefined
+  /** The agent the main thread runs as (`--agent`): its prompt as the base instructions, its tools, its model. */
+  readonly agent?: string | undefined
+  /** Where `agent` came from, for messages (default `--agent`). */
+  readonly agentOrigin?: string | undefined
   /** Asked for every tool call that would ask (the REPL's prompt, `query()`'s `canUseTool`); without it those calls are denied. */
   readonly canUseTool?: Permissions.CanUseTool | undefined
   /**
@@ -146,6 +155,7 @@ export type Services =
   | Actions.Actions
   | NestedMemory.NestedMemory
   | RunSettings.RunSettings
+  | Agents.Agents
 
 /** Errors of building the layers. @category Errors */
 export type LayerError =
@@ -155,6 +165,8 @@ export type LayerError =
   | Settings.InvalidSettings
   | McpConfig.InvalidMcpConfig
   | Telemetry.InvalidTelemetryConfig
+  | AgentDefinition.InvalidAgents
+  | Agents.UnknownAgent
 
 /**
  * The model for a run: the Anthropic API from the environment, under the idle watchdog
@@ -224,16 +236,24 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
     elicitations: options.askThroughActions === true,
     host: options.sdkMcpServers
   })
-  const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
-    // Subagents (Task) run on --model unless their call or type names another.
-    Layer.provide(BuiltinTools.layer(options.tools, { task: { model: options.model }, env: definedEnv(options.env) })),
-    Layer.provideMerge(mcp.pipe(Layer.provide(actions)))
+  const agents = RunAgents.layer(options)
+  // Subagents (Task) run on --model unless their call or type names another.
+  const builtin = Layer.unwrapEffect(Effect.map(Agents.Agents, (catalog) =>
+    BuiltinTools.layer(options.tools, {
+      task: { model: options.model, agents: catalog.definitions },
+      env: definedEnv(options.env)
+    })))
+  const tools = Agents.layerMainTools.pipe(
+    Layer.provide(ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools))),
+    Layer.provide(builtin),
+    Layer.provideMerge(mcp.pipe(Layer.provide(actions))),
+    Layer.provideMerge(agents)
   )
   return Layer.mergeAll(
     model,
     ContextManagement.layerConfig.pipe(Layer.provide(model)),
     ToolRuntime.layerConfig,
-    ContextAssembly.layerConfig,
+    RunAgents.assemblyLayer(options.cwd).pipe(Layer.provide(agents)),
     NestedMemory.layerConfig,
     SessionStore.layerConfig,
     commands(options.cwd),
@@ -294,16 +314,23 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
         new TranscriptError.SessionExists({ sessionId: options.sessionId, file: store.fileOf(cwd, options.sessionId) })
       )
     }
-    const model = options.model ?? resumed?.model ?? (yield* RunSettings.RunSettings).defaultModel
+    const agents = yield* Agents.Agents
+    // --model, else the main thread's agent's, else the resumed session's, else the default.
+    const agentModel = Agents.mainModel(agents.main)
+    const model = options.model ?? agentModel ?? resumed?.model ?? (yield* RunSettings.RunSettings).defaultModel
     const mcpServers = yield* (yield* McpServers.McpServers).status
-    const warnings = mcpServers.filter((server) => server.status !== "connected").map((server) =>
-      `MCP server ${server.name} ${server.status === "needs-auth" ? "needs authorization" : "failed to start"}: ${server.error}`
-    )
+    const warnings = [
+      ...mcpServers.filter((server) => server.status !== "connected").map((server) =>
+        `MCP server ${server.name} ${server.status === "needs-auth" ? "needs authorization" : "failed to start"}: ${server.error}`
+      ),
+      ...agents.warnings
+    ]
     const session = yield* Session.make({
       model,
       cwd,
       mcpServers: mcpServers.map((server) => ({ name: server.name, status: server.status })),
-      maxTurns: options.maxTurns,
+      maxTurns: options.maxTurns ?? agents.main?.maxTurns,
+      agents: agents.definitions.map((d) => d.agentType),
       maxBudgetUsd: options.maxBudgetUsd,
       // The default prices, with KEEL_PRICING_FILE's over them.
       pricing: yield* Pricing.tableConfig.pipe(Effect.provide(NodeContext.layer)),
@@ -314,7 +341,11 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       appendSystemPrompt: options.appendSystemPrompt,
       resume: resumed,
       // Why this model, and the fallbacks in force, as each turn's envelope records them.
-      modelSource: options.model !== undefined ? "flag" : resumed?.model !== undefined ? "resumed" : "default",
+      modelSource: options.model !== undefined || agentModel !== undefined
+        ? "flag"
+        : resumed?.model !== undefined
+        ? "resumed"
+        : "default",
       fallbackModels: options.fallbackModels ?? (yield* Fallback.modelsConfig),
       forkSession: options.forkSession,
       sessionId: options.sessionId,
@@ -349,7 +380,14 @@ export interface Failure {
   readonly lines: ReadonlyArray<string>
 }
 
-const USAGE_ERRORS = new Set(["InvalidSettings", "InvalidPricing", "InvalidMcpConfig", "InvalidTelemetryConfig"])
+const USAGE_ERRORS = new Set([
+  "InvalidSettings",
+  "InvalidPricing",
+  "InvalidMcpConfig",
+  "InvalidTelemetryConfig",
+  "InvalidAgents",
+  "UnknownAgent"
+])
 const RUNTIME_ERRORS = new Set([
   "MissingCredentials",
   "ApiKeyHelperFailed",

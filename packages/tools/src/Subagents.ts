@@ -24,10 +24,17 @@ export interface Definition {
   readonly systemPrompt: (cwd: string) => string
   /** The tools it gets, by name, among its parent's (those the parent lacks are left out); all of them when absent. */
   readonly tools?: ReadonlyArray<string> | undefined
-  /** Its model (an alias or an id); the parent's when absent. */
+  /** Tools it never gets, by name or MCP server spec (see {@link specMatches}), even when `tools` names them. */
+  readonly disallowedTools?: ReadonlyArray<string> | undefined
+  /** Its model (an alias, an id, or `inherit`: the parent's); the parent's when absent. */
   readonly model?: string | undefined
   /** The most model calls it may make; `Task`'s default when absent. */
   readonly maxTurns?: number | undefined
+  /**
+   * A custom agent's prompt as written (its `systemPrompt` adds Keel's notes to it): the system
+   * prompt's base instructions when the main thread runs as this agent (`--agent`).
+   */
+  readonly prompt?: string | undefined
 }
 
 const finalReport = [
@@ -91,9 +98,32 @@ export const builtin: ReadonlyArray<Definition> = [generalPurpose, explore]
  * @category Tools
  */
 export const toolsFor = (definition: Definition, parentTools: ReadonlyArray<Tool.Any>): ReadonlyArray<Tool.Any> =>
-  parentTools.filter((t) =>
-    !PARENT_ONLY.has(t.name) && (definition.tools === undefined || definition.tools.includes(t.name))
-  )
+  parentTools.filter((t) => !PARENT_ONLY.has(t.name) && allows(definition, t.name))
+
+/**
+ * Whether an agent of this type may have the tool `name`: its `tools` name it (or name none) and
+ * its `disallowedTools` do not.
+ *
+ * @category Tools
+ */
+export const allows = (definition: Pick<Definition, "tools" | "disallowedTools">, name: string): boolean =>
+  (definition.tools === undefined || definition.tools.some((spec) => specMatches(spec, name))) &&
+  !(definition.disallowedTools ?? []).some((spec) => specMatches(spec, name))
+
+/**
+ * Whether a tool spec of an agent's `tools` or `disallowedTools` names the tool `name`, as Claude
+ * Code reads them: the name itself; `mcp__server` or `mcp__server__*`, every tool of that MCP
+ * server; `mcp__*`, every MCP tool.
+ *
+ * @category Tools
+ */
+export const specMatches = (spec: string, name: string): boolean => {
+  if (spec === name) return true
+  if (spec === "mcp__*") return name.startsWith("mcp__")
+  if (!spec.startsWith("mcp__")) return false
+  const server = spec.endsWith("__*") ? spec.slice(0, -3) : spec
+  return server.split("__").length === 2 && name.startsWith(`${server}__`)
+}
 
 /** Tools a subagent never gets. @category Tools */
 export const PARENT_ONLY: ReadonlySet<string> = new Set([TASK_TOOL_NAME, "AskUserQuestion", "update_goal"])
@@ -104,6 +134,9 @@ export const MODEL_ALIASES: Readonly<Record<string, string>> = {
   opus: "claude-opus-4-6",
   haiku: "claude-haiku-4-5"
 }
+
+/** What an agent's `model` says to use its parent's model. @category Constants */
+export const INHERIT = "inherit"
 
 /** A model id for an alias (`sonnet`, `opus`, `haiku`) or an id (unchanged). @category Models */
 export const resolveModel = (name: string): string => MODEL_ALIASES[name.trim().toLowerCase()] ?? name.trim()

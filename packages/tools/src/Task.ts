@@ -83,7 +83,10 @@ const describeTool = (agents: ReadonlyArray<Subagents.Definition>): string =>
     "",
     "Available agent types and the tools they have:",
     ...agents.map((a) =>
-      `- ${a.agentType}: ${a.whenToUse} (Tools: ${a.tools?.join(", ") ?? `all of yours except ${Subagents.TASK_TOOL_NAME}`})`
+      `- ${a.agentType}: ${a.whenToUse} (Tools: ${
+        a.tools?.join(", ") ??
+          `all of yours except ${[Subagents.TASK_TOOL_NAME, ...(a.disallowedTools ?? [])].join(", ")}`
+      })`
     ),
     "",
     `Name the type in subagent_type (default ${Subagents.DEFAULT_TYPE}).`,
@@ -97,8 +100,8 @@ const describeTool = (agents: ReadonlyArray<Subagents.Definition>): string =>
   ].join("\n")
 
 /**
- * A subagent's model: the one its call or type names (aliases resolved), else Task's `model`
- * option, else the model the parent session is calling, else `ANTHROPIC_MODEL`'s.
+ * A subagent's model: the one its call or type names (aliases resolved; `inherit` names none),
+ * else Task's `model` option, else the model the parent session is calling, else `ANTHROPIC_MODEL`'s.
  */
 const modelFor = (
   named: string | undefined,
@@ -106,7 +109,7 @@ const modelFor = (
   parent: SessionState.Service
 ): Effect.Effect<string> =>
   Effect.gen(function*() {
-    if (named !== undefined) return Subagents.resolveModel(named)
+    if (named !== undefined && named !== Subagents.INHERIT) return Subagents.resolveModel(named)
     if (option !== undefined) return option
     const current = yield* Ref.get(parent.model)
     return current ?? (yield* Effect.orElseSucceed(AnthropicModel.modelConfig, () => AnthropicModel.DEFAULT_MODEL))

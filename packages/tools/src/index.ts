@@ -57,3 +57,9 @@ export * as McpResult from "./mcp/McpResult.js"
 export * as McpServers from "./mcp/McpServers.js"
 /** An MCP server's tool as a Keel tool. */
 export * as McpTool from "./mcp/McpTool.js"
+/** Custom agents' definitions: the Agent SDK's `AgentDefinition` and agent files' frontmatter. */
+export * as AgentDefinition from "./agents/AgentDefinition.js"
+/** Markdown agent files (`.claude/agents/*.md`, `.keel/agents/*.md`). */
+export * as AgentFiles from "./agents/AgentFiles.js"
+/** The agent types of a run, merged by precedence, and the main thread's agent. */
+export * as Agents from "./agents/Agents.js"

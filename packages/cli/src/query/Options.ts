@@ -171,7 +171,7 @@ export interface SDKUserMessage {
 
 /**
  * Options of {@link query}: the Agent SDK's `Options`, the keys Keel supports, with their meanings.
- * Any other key (`hooks`, `agents`, `outputFormat`, `thinking`, ...) rejects the
+ * Any other key (`hooks`, `outputFormat`, `thinking`, ...) rejects the
  * query with a {@link QueryError} rather than being ignored.
  *
  * @category Models
@@ -179,6 +179,21 @@ export interface SDKUserMessage {
 export interface Options {
   /** Aborting it interrupts the running turn (its `result` is still yielded), drops what waits, ends the query. */
   readonly abortController?: AbortController
+  /** The agent the main thread runs as (its prompt as the base instructions, its tools, its model), by name. */
+  readonly agent?: string
+  /**
+   * Custom subagents for `Task`, by name (the Agent SDK's `AgentDefinition`: `description`,
+   * `prompt`, `tools`, `disallowedTools`, `model`, `maxTurns`), over the agent files of the project
+   * and the user. Keys Keel cannot honour (`mcpServers`, `skills`, `memory`, ...) reject the query.
+   */
+  readonly agents?: Record<string, {
+    readonly description: string
+    readonly prompt: string
+    readonly tools?: Array<string>
+    readonly disallowedTools?: Array<string>
+    readonly model?: string
+    readonly maxTurns?: number
+  }>
   /** Folders besides `cwd` that file tools may use without asking (relative ones resolve against `cwd`). */
   readonly additionalDirectories?: Array<string>
   /** Permission rules allowed without asking, e.g. `"Bash(git status:*)"`, `"Edit"`, `"mcp__server"`. */
@@ -251,6 +266,8 @@ export interface Options {
 export const SUPPORTED_OPTIONS: ReadonlyArray<keyof Options> = [
   "abortController",
   "additionalDirectories",
+  "agent",
+  "agents",
   "allowedTools",
   "allowDangerouslySkipPermissions",
   "canUseTool",
@@ -311,7 +328,7 @@ export const resolve = (
       )
     }
     if (options.env !== undefined && !isRecord(options.env)) return yield* invalid("env must be an object of variables")
-    for (const key of ["cwd", "model", "fallbackModel", "resume", "sessionId"] as const) {
+    for (const key of ["cwd", "model", "fallbackModel", "resume", "sessionId", "agent"] as const) {
       if (options[key] !== undefined && typeof options[key] !== "string") return yield* invalid(`${key} must be a string`)
     }
     for (const key of ["allowedTools", "disallowedTools", "additionalDirectories"] as const) {
@@ -397,6 +414,10 @@ export const resolve = (
     return {
       runtime: {
         cwd,
+        agents: options.agents,
+        agentsOrigin: "query() option agents",
+        agent: options.agent,
+        agentOrigin: "query() option agent",
         debug: options.debug === true,
         model: options.model,
         fallbackModels,

@@ -94,7 +94,8 @@ const textValue = (data: Record<string, unknown>, key: string): Effect.Effect<st
   })
 }
 
-const parseFrontmatter = (yaml: string): Effect.Effect<Frontmatter, InvalidFile> =>
+/** Frontmatter's YAML as a mapping (empty for blank YAML), or why it is not one. */
+const readMapping = (yaml: string): Effect.Effect<Record<string, unknown>, InvalidFile> =>
   Effect.gen(function*() {
     if (yaml.trim() === "") return {}
     const flat = "Keep the frontmatter to a few key: value lines, and put long text in the body."
@@ -135,7 +136,13 @@ const parseFrontmatter = (yaml: string): Effect.Effect<Frontmatter, InvalidFile>
         fix: "Write the frontmatter as key: value lines (description: ..., argument-hint: ..., model: ...)."
       })
     }
-    const record = data as Record<string, unknown>
+    return data as Record<string, unknown>
+  })
+
+const parseFrontmatter = (yaml: string): Effect.Effect<Frontmatter, InvalidFile> =>
+  Effect.gen(function*() {
+    if (yaml.trim() === "") return {}
+    const record = yield* readMapping(yaml)
     const model = yield* textValue(record, "model")
     if (model !== undefined && /\s/.test(model)) {
       return yield* new InvalidFile({
@@ -158,10 +165,15 @@ const parseFrontmatter = (yaml: string): Effect.Effect<Frontmatter, InvalidFile>
  * @category Parsing
  */
 export const parseFile = (text: string): Effect.Effect<ParsedFile, InvalidFile> =>
+  Effect.flatMap(split(text), ({ body, yaml }) =>
+    Effect.map(yaml === undefined ? Effect.succeed({}) : parseFrontmatter(yaml), (frontmatter) => ({ frontmatter, body })))
+
+/** A Markdown file's frontmatter YAML (`undefined` without a `---` first line) and its body. */
+const split = (text: string): Effect.Effect<{ readonly yaml: string | undefined; readonly body: string }, InvalidFile> =>
   Effect.gen(function*() {
     const content = text.startsWith("\uFEFF") ? text.slice(1) : text
     const opening = OPENING.exec(content)
-    if (opening === null) return { frontmatter: {}, body: content }
+    if (opening === null) return { yaml: undefined, body: content }
     const rest = content.slice(opening[0].length)
     const closing = CLOSING.exec(rest)
     if (closing === null) {
@@ -171,9 +183,20 @@ export const parseFile = (text: string): Effect.Effect<ParsedFile, InvalidFile> 
           "frontmatter."
       })
     }
-    const frontmatter = yield* parseFrontmatter(rest.slice(0, closing.index))
-    return { frontmatter, body: rest.slice(closing.index + closing[0].length) }
+    return { yaml: rest.slice(0, closing.index), body: rest.slice(closing.index + closing[0].length) }
   })
+
+/**
+ * A Markdown file's frontmatter as the YAML mapping it is, every key kept (for files with keys of
+ * their own, such as agent files), and its body; the same checks and errors as {@link parseFile}.
+ *
+ * @category Parsing
+ */
+export const parseMapping = (
+  text: string
+): Effect.Effect<{ readonly data: Record<string, unknown>; readonly body: string }, InvalidFile> =>
+  Effect.flatMap(split(text), ({ body, yaml }) =>
+    Effect.map(yaml === undefined ? Effect.succeed({}) : readMapping(yaml), (data) => ({ data, body })))
 
 /**
  * A command's description from its body: the first non-empty line, without a leading `# `, cut to

@@ -26,6 +26,8 @@ export interface SystemInit {
   readonly output_style: string
   readonly skills: ReadonlyArray<string>
   readonly plugins: ReadonlyArray<{ readonly name: string; readonly path: string }>
+  /** The agent types `Task` offers, by name (when the session was told them). */
+  readonly agents?: ReadonlyArray<string>
   readonly uuid: string
 }
 

@@ -145,6 +145,7 @@ const firstSession = (
       output_style: "default",
       skills: [],
       plugins: [],
+      ...(options.agents !== undefined ? { agents: options.agents } : {}),
       uuid: engine.ids.uuid()
     }
     return {

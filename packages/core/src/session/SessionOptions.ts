@@ -82,6 +82,8 @@ export interface Options {
   readonly includePartialMessages?: boolean | undefined
   /** The MCP servers of this session and how their start went, as `system`/`init` reports them. */
   readonly mcpServers?: ReadonlyArray<{ readonly name: string; readonly status: string }> | undefined
+  /** The agent types the session's `Task` tool offers, by name, as `system`/`init` reports them. */
+  readonly agents?: ReadonlyArray<string> | undefined
   /**
    * Prices per model (default {@link Pricing.defaultTable}; `Pricing.merge` adds to it). A model it
    * does not know counts as $0, and the session warns about it once (`system`/`informational`).
