@@ -66,6 +66,8 @@ export * as ModelError from "./model/ModelError.js"
 export * as ModelNotice from "./model/ModelNotice.js"
 /** A model request. */
 export * as ModelRequest from "./model/ModelRequest.js"
+/** Thinking and effort: the session's setting, each model's capability, the request parameters. */
+export * as Thinking from "./model/Thinking.js"
 /** Permission rules in Claude Code's syntax. */
 export * as PermissionRule from "./permission/PermissionRule.js"
 /** The permission check before every tool call. */

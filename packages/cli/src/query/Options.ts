@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import { builtinToolNames } from "../Flags.js"
 import * as Runtime from "../Runtime.js"
 import { QueryError } from "./QueryError.js"
+import * as ThinkingOptions from "./ThinkingOptions.js"
 
 /**
  * `system`/`init` as a query yields it: with the Agent SDK's `capabilities`, the protocol features a
@@ -143,12 +144,12 @@ export interface SDKUserMessage {
 
 /**
  * Options of {@link query}: the Agent SDK's `Options`, the keys Keel supports, with their meanings.
- * Any other key (`hooks`, `agents`, `settingSources`, `outputFormat`, `thinking`, ...) rejects the
+ * Any other key (`hooks`, `agents`, `settingSources`, `outputFormat`, ...) rejects the
  * query with a {@link QueryError} rather than being ignored.
  *
  * @category Models
  */
-export interface Options {
+export interface Options extends ThinkingOptions.ThinkingOptions {
   /** Aborting it interrupts the running turn (its `result` is still yielded), drops what waits, ends the query. */
   readonly abortController?: AbortController
   /** Folders besides `cwd` that file tools may use without asking (relative ones resolve against `cwd`). */
@@ -223,11 +224,13 @@ export const SUPPORTED_OPTIONS: ReadonlyArray<keyof Options> = [
   "cwd",
   "debug",
   "disallowedTools",
+  "effort",
   "env",
   "fallbackModel",
   "forkSession",
   "includePartialMessages",
   "maxBudgetUsd",
+  "maxThinkingTokens",
   "maxTurns",
   "mcpServers",
   "model",
@@ -237,6 +240,7 @@ export const SUPPORTED_OPTIONS: ReadonlyArray<keyof Options> = [
   "sessionId",
   "strictMcpConfig",
   "systemPrompt",
+  "thinking",
   "tools"
 ]
 
@@ -337,6 +341,7 @@ export const resolve = (
     if (options.sessionId !== undefined && resuming && options.forkSession !== true) {
       return yield* invalid("sessionId with resume or continue needs forkSession: a resumed session keeps its id")
     }
+    const thinking = yield* ThinkingOptions.resolve(options)
     const servers = options.mcpServers ?? {}
     if (!isRecord(servers)) return yield* invalid("mcpServers must be an object of server configs by name")
     for (const [name, server] of Object.entries(servers)) {
@@ -370,6 +375,7 @@ export const resolve = (
         forkSession: options.forkSession === true,
         sessionId: options.sessionId,
         sessionPersistence: options.persistSession !== false,
+        ...thinking,
         canUseTool,
         env
       },
