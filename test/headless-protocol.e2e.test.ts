@@ -264,7 +264,7 @@ describe("--input-format stream-json", () => {
     assert.match(errors[0][0], /^stdin line 1 is not JSON \(.+\); nothing was sent to the model\. Send one user message a line: /)
     assert.match(errors[1][0], /^stdin line 3 is a user message whose role is "assistant", not "user"/)
     assert.match(errors[2][0], /^stdin line 7 is a user message with invalid content blocks \(content\[0\]\.source\.media_type: is missing\)/)
-    // The control request is answered (with an error: Keel does not serve this one), not left hanging.
+    // The control request is answered (with an error: it has no max_thinking_tokens), not left hanging.
     const control = messages.find((m) => m.type === "control_response")
     assert.deepStrictEqual(control.response.subtype, "error")
     assert.strictEqual(control.response.request_id, "req_1")

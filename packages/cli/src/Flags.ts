@@ -185,6 +185,14 @@ const positiveInt = (name: string) => (value: string): number => {
   return n
 }
 
+const nonNegativeInt = (name: string) => (value: string): number => {
+  const n = Number(value)
+  if (value.trim() === "" || !Number.isInteger(n) || n < 0) {
+    throw new InvalidArgumentError(`${name} must be a whole number, 0 or more, got "${value}".`)
+  }
+  return n
+}
+
 const positiveUsd = (name: string) => (value: string): number => {
   const n = Number(value)
   if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
@@ -276,7 +284,11 @@ export const program = (version: string): Command =>
     .option("--json-schema <schema>", "a JSON Schema the final answer must match; the result carries structured_output")
     .addOption(new Option("--effort <level>", "how hard the model reasons").choices(["low", "medium", "high", "xhigh", "max"]))
     .addOption(new Option("--thinking <mode>", "extended thinking: adaptive, enabled or disabled").choices(["adaptive", "enabled", "disabled"]))
-    .option("--max-thinking-tokens <n>", "a fixed thinking budget in tokens", positiveInt("--max-thinking-tokens"))
+    .option(
+      "--max-thinking-tokens <n>",
+      "a thinking budget in tokens (0 disables; on adaptive-thinking models any other value means on)",
+      nonNegativeInt("--max-thinking-tokens")
+    )
     .option("--include-hook-events", "with stream-json, add system messages for hook starts and results", false)
     .option(
       "--allow-dangerously-skip-permissions",
@@ -469,7 +481,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   for (const read of [systemPromptFile, appendSystemPromptFile]) if (typeof read === "object") return usage(read.error)
   const notYet = notHonouredYet(o)
   if (notYet.length > 0) return usage(`${notYet.join(", ")}: not supported by Keel yet.`)
-  if (o.thinking === "disabled" && o.maxThinkingTokens !== undefined) {
+  if (o.thinking === "disabled" && o.maxThinkingTokens !== undefined && o.maxThinkingTokens > 0) {
     return usage("--thinking disabled and --max-thinking-tokens contradict each other; use one.")
   }
   return {
@@ -521,9 +533,6 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
 /** Flags parsed but not acted on yet: refused, never silently ignored (each line goes as its flag is honoured). */
 const notHonouredYet = (o: Record<string, unknown>): Array<string> => [
   ...(o.jsonSchema !== undefined ? ["--json-schema"] : []),
-  ...(o.effort !== undefined ? ["--effort"] : []),
-  ...(o.thinking !== undefined ? ["--thinking"] : []),
-  ...(o.maxThinkingTokens !== undefined ? ["--max-thinking-tokens"] : []),
   ...(o.includeHookEvents === true ? ["--include-hook-events"] : [])
 ]
 

@@ -1,8 +1,8 @@
 /**
  * The control requests a stream-json host sends to `keel` (Claude Code's protocol, as the Claude
  * Agent SDK speaks it), each answered with a `control_response`: `initialize` (see `Initialize`),
- * `interrupt` (with the receipt of what still waits), `set_model`, `set_permission_mode` and
- * `mcp_status`. Any other subtype, or a request Keel cannot honour, is answered with an error
+ * `interrupt` (with the receipt of what still waits), `set_model`, `set_permission_mode`,
+ * `set_max_thinking_tokens` (see `ThinkingRequest`) and `mcp_status`. Any other subtype, or a request Keel cannot honour, is answered with an error
  * response and a line on stderr: never left unanswered, never silently ignored.
  *
  * @since 0.1.0
@@ -11,6 +11,7 @@ import { type Commands, Permissions, type Session, type SessionRuntime } from "@
 import type { Agents, McpServers } from "@keel/tools"
 import * as Effect from "effect/Effect"
 import * as Initialize from "./Initialize.js"
+import * as ThinkingRequest from "./ThinkingRequest.js"
 
 /** A host's control request, read from its stdin line. @category Models */
 export interface Request {
@@ -106,6 +107,11 @@ export const answer = (request: Request, context: Context): Effect.Effect<Outcom
         Effect.catchTag("ModeRefused", (refused) => refuse(refused.message))
       )
     }
+    case "set_max_thinking_tokens":
+      return Effect.flatMap(
+        ThinkingRequest.setMaxThinkingTokens(session, request.request),
+        (refusal) => refusal === undefined ? respond() : refuse(refusal)
+      )
     case "mcp_status":
       return Effect.flatMap(context.mcpServers.status, (status) =>
         respond({
@@ -119,7 +125,7 @@ export const answer = (request: Request, context: Context): Effect.Effect<Outcom
     default:
       return refuse(
         `Keel does not support the control request "${request.subtype}" ` +
-          "(only initialize, interrupt, set_model, set_permission_mode and mcp_status)"
+          "(only initialize, interrupt, set_model, set_permission_mode, set_max_thinking_tokens and mcp_status)"
       )
   }
 }

@@ -30,6 +30,7 @@ import {
   Session,
   type SessionRuntime,
   SessionStore,
+  Thinking,
   ToolRegistry,
   ToolRuntime,
   TranscriptError
@@ -74,6 +75,9 @@ export interface Options extends
     | "forkSession"
     | "sessionId"
     | "sessionPersistence"
+    | "effort"
+    | "thinking"
+    | "maxThinkingTokens"
   >
 {
   readonly cwd: string
@@ -349,7 +353,13 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       fallbackModels: options.fallbackModels ?? (yield* Fallback.modelsConfig),
       forkSession: options.forkSession,
       sessionId: options.sessionId,
-      persist: options.sessionPersistence
+      persist: options.sessionPersistence,
+      // --thinking, --max-thinking-tokens (else MAX_THINKING_TOKENS) and --effort; each model its own form.
+      thinking: Thinking.fromFlags({
+        thinking: options.thinking,
+        maxThinkingTokens: options.maxThinkingTokens ?? (yield* Thinking.maxThinkingTokensConfig),
+        effort: options.effort
+      })
     })
     return { session, warnings }
   })

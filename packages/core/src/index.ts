@@ -66,6 +66,8 @@ export * as ModelError from "./model/ModelError.js"
 export * as ModelNotice from "./model/ModelNotice.js"
 /** A model request. */
 export * as ModelRequest from "./model/ModelRequest.js"
+/** Thinking and effort: the session's setting, each model's capability, the request parameters. */
+export * as Thinking from "./model/Thinking.js"
 /** Permission rules in Claude Code's syntax. */
 export * as PermissionRule from "./permission/PermissionRule.js"
 /** Policy changes that come with a permission answer (the Agent SDK's `updatedPermissions`). */

@@ -219,10 +219,13 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type, Requir
         const prompt = Message.user(input.prompt)
         const child = yield* SessionState.make(ids.uuid(), [prompt])
         if (context.emit !== undefined) yield* context.emit(ToolEvent.ToolEvent.SubagentPrompt({ message: prompt }))
+        // The parent's thinking setting, resolved for the subagent's own model.
+        const thinking = yield* Ref.get(parent.thinking)
         const run = runSubagent({
           model,
           maxTokens: Session.DEFAULT_MAX_TOKENS,
           maxTurns,
+          ...(thinking !== undefined ? { thinking } : {}),
           system: agent.systemPrompt(context.cwd),
           cwd: context.cwd,
           emitStreamEvents: false

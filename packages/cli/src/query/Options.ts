@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import { builtinToolNames } from "../Flags.js"
 import * as Runtime from "../Runtime.js"
 import { QueryError } from "./QueryError.js"
+import * as ThinkingOptions from "./ThinkingOptions.js"
 
 /**
  * `system`/`init` as a query yields it: with the Agent SDK's `capabilities`, the protocol features a
@@ -171,12 +172,12 @@ export interface SDKUserMessage {
 
 /**
  * Options of {@link query}: the Agent SDK's `Options`, the keys Keel supports, with their meanings.
- * Any other key (`hooks`, `outputFormat`, `thinking`, ...) rejects the
+ * Any other key (`hooks`, `outputFormat`, ...) rejects the
  * query with a {@link QueryError} rather than being ignored.
  *
  * @category Models
  */
-export interface Options {
+export interface Options extends ThinkingOptions.ThinkingOptions {
   /** Aborting it interrupts the running turn (its `result` is still yielded), drops what waits, ends the query. */
   readonly abortController?: AbortController
   /** The agent the main thread runs as (its prompt as the base instructions, its tools, its model), by name. */
@@ -275,11 +276,13 @@ export const SUPPORTED_OPTIONS: ReadonlyArray<keyof Options> = [
   "cwd",
   "debug",
   "disallowedTools",
+  "effort",
   "env",
   "fallbackModel",
   "forkSession",
   "includePartialMessages",
   "maxBudgetUsd",
+  "maxThinkingTokens",
   "maxTurns",
   "mcpServers",
   "model",
@@ -291,6 +294,7 @@ export const SUPPORTED_OPTIONS: ReadonlyArray<keyof Options> = [
   "sessionId",
   "strictMcpConfig",
   "systemPrompt",
+  "thinking",
   "tools"
 ]
 
@@ -401,6 +405,7 @@ export const resolve = (
     ) {
       return yield* invalid(`settingSources must be an array of "user", "project", "local", got ${JSON.stringify(sources)}`)
     }
+    const thinking = yield* ThinkingOptions.resolve(options)
     const servers = options.mcpServers ?? {}
     if (!isRecord(servers)) return yield* invalid("mcpServers must be an object of server configs by name")
     for (const [name, server] of Object.entries(servers)) {
@@ -438,6 +443,7 @@ export const resolve = (
         forkSession: options.forkSession === true,
         sessionId: options.sessionId,
         sessionPersistence: options.persistSession !== false,
+        ...thinking,
         canUseTool,
         settings: isRecord(options.settings) ? JSON.stringify(options.settings) : options.settings,
         settingSources: sources,

@@ -25,7 +25,8 @@ import {
   type SdkMessage,
   SdkProjection,
   type Session,
-  SessionRuntime
+  SessionRuntime,
+  Thinking
 } from "@keel/core"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -90,6 +91,12 @@ export interface Query extends AsyncGenerator<SDKMessage, void> {
   interrupt(): Promise<SDKControlInterruptResponse>
   /** Switches later model calls to `model`; without one, back to the model the query started with. */
   setModel(model?: string): Promise<void>
+  /**
+   * Later model calls' thinking budget (the Agent SDK's, deprecated there): 0 turns thinking off,
+   * `null` goes back to the model's default, any other number is the budget (on adaptive-thinking
+   * models: on). The effort is kept.
+   */
+  setMaxThinkingTokens(maxThinkingTokens: number | null): Promise<void>
   /** Ends the query now, as `return()` does, without waiting. */
   close(): void
 }
@@ -123,6 +130,8 @@ interface Opened {
 interface Controls {
   readonly opened: (opened: Opened) => void
   readonly model: () => string | undefined
+  /** `setMaxThinkingTokens()` calls made before the session opened, in order. */
+  readonly thinkingTokens: () => ReadonlyArray<number | null>
 }
 
 /** The session served through its runtime. */
@@ -272,6 +281,9 @@ const run = (
       }
       const context = yield* Layer.build(Runtime.layer(runtime))
       const { session, warnings } = yield* Runtime.openSession(runtime).pipe(Effect.provide(context))
+      for (const tokens of controls.thinkingTokens()) {
+        yield* session.setThinking(Thinking.withMaxThinkingTokens(yield* session.thinking, tokens))
+      }
       ids = Context.get(context, Ids.Ids)
       const init = yield* session.init
       const served = yield* serve(session, prompt, resolved.signal, canUseTool).pipe(Effect.provide(context))
@@ -327,6 +339,7 @@ class KeelQuery implements Query {
   private closing: Promise<void> | undefined
   private opened: Opened | undefined
   private requestedModel: string | undefined
+  private readonly requestedThinkingTokens: Array<number | null> = []
 
   constructor(
     private readonly prompt: string | AsyncIterable<SDKUserMessage>,
@@ -379,6 +392,23 @@ class KeelQuery implements Query {
     await Effect.runPromise(this.opened.session.setModel(model ?? this.opened.defaultModel))
   }
 
+  async setMaxThinkingTokens(maxThinkingTokens: number | null): Promise<void> {
+    if (maxThinkingTokens !== null && !(Number.isInteger(maxThinkingTokens) && maxThinkingTokens >= 0)) {
+      throw new QueryError({
+        message: `query(): setMaxThinkingTokens needs a whole number of tokens, 0 or more, or null; got ${String(maxThinkingTokens)}`,
+        code: 2
+      })
+    }
+    const opened = this.opened
+    if (opened === undefined) {
+      this.requestedThinkingTokens.push(maxThinkingTokens)
+      return
+    }
+    await Effect.runPromise(
+      Effect.flatMap(opened.session.thinking, (s) => opened.session.setThinking(Thinking.withMaxThinkingTokens(s, maxThinkingTokens)))
+    )
+  }
+
   close(): void {
     void this.finish()
   }
@@ -391,7 +421,8 @@ class KeelQuery implements Query {
     const env = environment(this.options)
     const stream = run(this.prompt, this.options, env, {
       opened: (opened) => (this.opened = opened),
-      model: () => this.requestedModel
+      model: () => this.requestedModel,
+      thinkingTokens: () => this.requestedThinkingTokens
     })
     const drain = Stream.toQueueOfElements(stream, { capacity: BUFFER })
     const scope = Effect.runSync(Scope.make())

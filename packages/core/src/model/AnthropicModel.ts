@@ -23,6 +23,7 @@ import * as ModelError from "./ModelError.js"
 import type { ModelRequest } from "./ModelRequest.js"
 import { type OnEvent, SseDecoder } from "./SseDecoder.js"
 import { ping, type StreamEvent } from "./StreamEvent.js"
+import * as Thinking from "./Thinking.js"
 
 /** The model used when neither a flag nor `ANTHROPIC_MODEL` names one. @category Configuration */
 export const DEFAULT_MODEL = "claude-sonnet-4-6"
@@ -34,6 +35,8 @@ export interface Options {
   readonly baseURL?: string | undefined
   /** Per-request HTTP timeout (ms); default 10 minutes, as Claude Code (`API_TIMEOUT_MS`). */
   readonly timeoutMs?: number | undefined
+  /** What models can do about thinking, over `Thinking.defaultTable` (a model's entry replaces the default's). */
+  readonly thinkingModels?: Thinking.Table | undefined
 }
 
 /** Neither `ANTHROPIC_API_KEY` nor `ANTHROPIC_AUTH_TOKEN` is set (see `Credentials`). @category Errors */
@@ -64,7 +67,13 @@ export const optionsConfig: Config.Config<Options> = Config.all({
  *
  * @category Conversions
  */
-export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateParamsStreaming => ({
+export const toBody = (
+  request: ModelRequest,
+  thinkingModels: Thinking.Table = Thinking.defaultTable
+): Anthropic.Messages.MessageCreateParamsStreaming => ({
+  ...(request.thinking !== undefined
+    ? Thinking.resolve(request.thinking, request.model, request.max_tokens, thinkingModels).params
+    : {}),
   ...request.params,
   model: request.model,
   max_tokens: request.max_tokens,
@@ -72,9 +81,24 @@ export const toBody = (request: ModelRequest): Anthropic.Messages.MessageCreateP
     ? { tools: request.tools as Array<Anthropic.Messages.Tool> }
     : {}),
   ...(request.system !== undefined ? { system: request.system as string | Array<Anthropic.Messages.TextBlockParam> } : {}),
-  messages: toParams(request.messages),
+  // Thinking blocks go back only to the model that wrote them, and never last in an answer.
+  messages: toParams(Thinking.forModel(request.messages, request.model)),
   stream: true
 })
+
+/**
+ * The `anthropic-beta` header a request needs (its thinking parameters' betas), or none.
+ *
+ * @category Conversions
+ */
+export const toHeaders = (
+  request: ModelRequest,
+  thinkingModels: Thinking.Table = Thinking.defaultTable
+): Record<string, string> => {
+  if (request.thinking === undefined) return {}
+  const betas = Thinking.resolve(request.thinking, request.model, request.max_tokens, thinkingModels).betas
+  return betas.length > 0 ? { "anthropic-beta": betas.join(",") } : {}
+}
 
 /** The `APIError` an `error` event carries, as the SDK builds it (no status: its `error.type` decides). */
 const streamError = (data: string, headers: Headers): APIError => {
@@ -101,7 +125,7 @@ interface Contact {
  * event (a `ping`, or part of an event) is passed on as one `ping`, so a watchdog above sees the
  * connection alive. Closing the stream (end, failure, interruption) aborts the HTTP request.
  */
-const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact) =>
+const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, thinkingModels: Thinking.Table) =>
   ChunkedStream.make<Item, ModelError.ModelError>((sink) => {
     const controller = new AbortController()
     let received = false
@@ -110,7 +134,10 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact) 
       let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
       let open = false
       try {
-        const response = await client.messages.create(toBody(request), { signal: controller.signal }).asResponse()
+        const response = await client.messages.create(toBody(request, thinkingModels), {
+          signal: controller.signal,
+          headers: toHeaders(request, thinkingModels)
+        }).asResponse()
         received = true
         contact.answered = true
         if (response.body === null) throw new ModelError.StreamTruncated({ message: "The response had no body" })
@@ -181,14 +208,18 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact) 
     }
   })
 
+const thinkingTable = (extra: Thinking.Table | undefined): Thinking.Table =>
+  extra === undefined ? Thinking.defaultTable : { ...Thinking.defaultTable, ...extra }
+
 /**
  * A `ModelClient` over an SDK client with fixed credentials.
  *
  * @category Constructors
  */
-export const fromClient = (client: Anthropic): ModelClient["Type"] => {
+export const fromClient = (client: Anthropic, thinkingModels?: Thinking.Table): ModelClient["Type"] => {
   const contact: Contact = { answered: false }
-  return ModelClient.of({ stream: (request) => streamWith(client, request, contact) })
+  const table = thinkingTable(thinkingModels)
+  return ModelClient.of({ stream: (request) => streamWith(client, request, contact, table) })
 }
 
 /**
@@ -218,13 +249,14 @@ export const make = (options: Options): Effect.Effect<ModelClient["Type"], never
     const credentials = yield* Credentials.Credentials
     let cached: { readonly auth: Credentials.Auth; readonly client: Anthropic } | undefined
     const contact: Contact = { answered: false }
+    const table = thinkingTable(options.thinkingModels)
     const clientFor = (auth: Credentials.Auth): Anthropic => {
       if (cached === undefined || !Credentials.equals(cached.auth, auth)) cached = { auth, client: makeClient(options, auth) }
       return cached.client
     }
     return ModelClient.of({
       stream: (request) =>
-        Stream.unwrap(Effect.map(credentials.current, (auth) => streamWith(clientFor(auth), request, contact)))
+        Stream.unwrap(Effect.map(credentials.current, (auth) => streamWith(clientFor(auth), request, contact, table)))
     })
   })
 

@@ -6,6 +6,7 @@
 import type Anthropic from "@anthropic-ai/sdk"
 import type * as Tracer from "effect/Tracer"
 import type { Message } from "../message/Message.js"
+import type { Setting as ThinkingSetting } from "./Thinking.js"
 
 /**
  * Who is asking. `foreground` is the user's turn; `background` is work the user did not ask for
@@ -39,8 +40,13 @@ export interface ModelRequest {
   readonly systemStableBlocks?: number
   readonly tools?: ReadonlyArray<ToolDefinition>
   readonly source: QuerySource
-  /** Further Messages API body parameters (temperature, thinking, metadata, ...), passed through. */
+  /** Further Messages API body parameters (temperature, metadata, ...), passed through; they win over `thinking`'s. */
   readonly params?: Readonly<Record<string, unknown>>
+  /**
+   * The session's thinking and effort setting, resolved for `model` when the request is sent (see
+   * `Thinking.resolve`), so a fallback model gets its own form. Absent: no thinking parameters.
+   */
+  readonly thinking?: ThinkingSetting | undefined
   /**
    * After this many consecutive `Overloaded` failures the retry layer stops and fails, so that the
    * fallback layer above it can switch models. Set by the fallback layer when it has a model to

@@ -6,6 +6,9 @@
  * whenever there is a model left to switch to; on the last model, overloads are retried within the
  * ordinary budget and then fail ("Repeated 529 Overloaded errors").
  *
+ * A fallback model gets its own thinking parameters (the request's `thinking` setting is resolved per
+ * model when sent) and no thinking block another model wrote (see `Thinking.forModel`).
+ *
  * The layer is stateless: the turn loop keeps the model it switched to for the rest of its turn, and
  * each new turn starts again with the primary.
  *

@@ -15,6 +15,7 @@ import type { CommandContext, Commands } from "../input/Commands.js"
 import type * as Mentions from "../input/Mentions.js"
 import type { Ids } from "../ids/Ids.js"
 import type { ModelClient } from "../model/ModelClient.js"
+import type * as Thinking from "../model/Thinking.js"
 import type { Permissions } from "../permission/Permissions.js"
 import type { ContextAssembly } from "../prompt/ContextAssembly.js"
 import type * as SessionPrompt from "../prompt/SessionPrompt.js"
@@ -83,6 +84,8 @@ export interface Engine {
   readonly maxTurns: number
   /** The model of later turns (`/model` switches it); a state's `model` is the model of its current call. */
   readonly model: Ref.Ref<string>
+  /** The thinking setting of later turns (`setThinking` changes it). */
+  readonly thinking: Ref.Ref<Thinking.Setting>
   /** When the session started (`Clock` ms). */
   readonly startedAt: number
   /** One turn (or command) at a time. */

@@ -30,6 +30,7 @@ import { Ids } from "../ids/Ids.js"
 import { NestedMemory } from "../memory/NestedMemory.js"
 import type { UserMessage } from "../message/Message.js"
 import { ModelClient } from "../model/ModelClient.js"
+import * as Thinking from "../model/Thinking.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
@@ -89,6 +90,10 @@ export interface Service {
   readonly model: Effect.Effect<string>
   /** Switches later turns to `model` (as `/model` does). */
   readonly setModel: (model: string) => Effect.Effect<void>
+  /** The thinking setting later turns use: `options.thinking` until `setThinking` changes it. */
+  readonly thinking: Effect.Effect<Thinking.Setting>
+  /** Changes later turns' thinking and effort (a host's `set_max_thinking_tokens`). */
+  readonly setThinking: (setting: Thinking.Setting) => Effect.Effect<void>
   /** Stops the running turn (model stream and tools); it ends with an `error_during_execution` result. */
   readonly interrupt: Effect.Effect<void>
   /** The session's system prompt: built at the first use (the first turn), then the same all session. */
@@ -198,6 +203,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
       maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
       model,
+      thinking: yield* Ref.make(options.thinking ?? Thinking.modelDefault),
       startedAt: yield* Clock.currentTimeMillis,
       turnLock: yield* Effect.makeSemaphore(1),
       interrupt: yield* Ref.make(yield* Deferred.make<void>()),
@@ -231,6 +237,8 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       submit,
       model: Ref.get(model),
       setModel: (next) => Ref.set(model, next),
+      thinking: Ref.get(parts.thinking),
+      setThinking: (next) => Ref.set(parts.thinking, next),
       interrupt: Effect.flatMap(Ref.get(engine.interrupt), (d) => Deferred.succeed(d, undefined)),
       systemPrompt: Effect.map(engine.prompt, (r) => r.prompt),
       save: Effect.flatMap(Ref.get(current), (c) => c.recorder.checkpoint({ sync: true })),

@@ -5,6 +5,7 @@
  */
 import type { Message } from "../message/Message.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
+import type * as Thinking from "../model/Thinking.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
 import type * as Tool from "../tool/Tool.js"
 import type * as TurnPolicy from "../turn/TurnPolicy.js"
@@ -102,6 +103,12 @@ export interface Options {
   readonly mentionReader?: Tool.Any | undefined
   /** Further Messages API parameters for every request. */
   readonly params?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * Thinking and effort (`--thinking`, `--max-thinking-tokens`, `--effort`), resolved per model at
+   * each request (see `Thinking`); changeable with `Session.setThinking`. Default: each model's own
+   * (`Thinking.modelDefault`).
+   */
+  readonly thinking?: Thinking.Setting | undefined
   /**
    * Why `model` is the session's model, as each turn's envelope records it (`TurnEnvelope`):
    * `default` (the configured default; the default), `flag` (the user named it, `--model`) or

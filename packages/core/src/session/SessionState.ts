@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { Message } from "../message/Message.js"
+import type * as Thinking from "../model/Thinking.js"
 import type { PerModel } from "./TokenUsage.js"
 
 /** A tool call the permission system did not allow. @category Models */
@@ -60,6 +61,8 @@ export interface Service {
    * inherit it.
    */
   readonly model: Ref.Ref<string | undefined>
+  /** The thinking setting of the session's current model call, set with `model`; subagents inherit it. */
+  readonly thinking: Ref.Ref<Thinking.Setting | undefined>
   /** The session's persistent goal, if one is set (`/goal`; the model ends it with `update_goal`). */
   readonly goal: Ref.Ref<Goal.Goal | undefined>
   /** The inputs waiting for their turn, as the runtime last saved them (restored after a restart). */
@@ -85,6 +88,7 @@ export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): 
       shellCwd: yield* Ref.make<string | undefined>(undefined),
       todos: yield* Ref.make<ReadonlyArray<Todo>>([]),
       model: yield* Ref.make<string | undefined>(undefined),
+      thinking: yield* Ref.make<Thinking.Setting | undefined>(undefined),
       goal: yield* Ref.make<Goal.Goal | undefined>(undefined),
       queued: yield* Ref.make<ReadonlyArray<Admission.Saved>>([]),
       actionLog: yield* Ref.make<ReadonlyArray<Action.Event>>([])

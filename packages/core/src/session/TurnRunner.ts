@@ -243,6 +243,7 @@ export const run = (
       ...systemFields,
       cwd: engine.options.cwd,
       params: engine.options.params,
+      thinking: yield* Ref.get(engine.thinking),
       interrupt: signal,
       emitStreamEvents: engine.options.includePartialMessages === true,
       pendingTools

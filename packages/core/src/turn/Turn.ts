@@ -15,6 +15,7 @@ import { type Message, type ToolResultBlock, type ToolUseBlock, UserMessage } fr
 import type * as NestedMemory from "../memory/NestedMemory.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import type { ModelRequest, QuerySource } from "../model/ModelRequest.js"
+import type * as Thinking from "../model/Thinking.js"
 import type { SessionState } from "../session/SessionState.js"
 import type { Services as ToolServices } from "../tool/Tool.js"
 import type { ToolRegistry } from "../tool/ToolRegistry.js"
@@ -44,6 +45,8 @@ export interface Options {
   readonly source?: QuerySource | undefined
   /** Further Messages API parameters. */
   readonly params?: Readonly<Record<string, unknown>> | undefined
+  /** Thinking and effort, resolved per model at each request (see `Thinking`); absent: no thinking parameters. */
+  readonly thinking?: Thinking.Setting | undefined
   /**
    * When this effect completes, the turn stops: the model stream and running tools are interrupted.
    * Give a `Deferred` to have a stop that came before the turn started seen before anything runs

@@ -187,7 +187,8 @@ const requestFor = (turn: Turn, state: LoopState.LoopState, messages: ReadonlyAr
     source: options.source ?? "foreground",
     ...(options.system !== undefined ? { system: options.system } : {}),
     ...(options.systemStableBlocks !== undefined ? { systemStableBlocks: options.systemStableBlocks } : {}),
-    ...(options.params !== undefined ? { params: options.params } : {})
+    ...(options.params !== undefined ? { params: options.params } : {}),
+    ...(options.thinking !== undefined ? { thinking: options.thinking } : {})
   }
 }
 
@@ -247,6 +248,7 @@ export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
     const scope = yield* Effect.scope
     yield* Ref.update(turn.session.turnCount, (n) => n + 1)
     yield* Ref.set(turn.session.model, state.model)
+    yield* Ref.set(turn.session.thinking, turn.options.thinking)
     const history = yield* Ref.get(turn.session.messages)
     const statuses = turn.pipeline.announce(history, stageContext(turn, state))
     if (statuses.length === 0) return yield* callModel(turn, history, state, span, scope)
