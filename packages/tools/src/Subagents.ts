@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { Tool } from "@keel/core"
+import { StructuredOutputTool, type Tool } from "@keel/core"
 
 /** The name of the tool that starts subagents (never given to a subagent). @category Constants */
 export const TASK_TOOL_NAME = "Task"
@@ -95,8 +95,13 @@ export const toolsFor = (definition: Definition, parentTools: ReadonlyArray<Tool
     !PARENT_ONLY.has(t.name) && (definition.tools === undefined || definition.tools.includes(t.name))
   )
 
-/** Tools a subagent never gets. @category Tools */
-export const PARENT_ONLY: ReadonlySet<string> = new Set([TASK_TOOL_NAME, "AskUserQuestion", "update_goal"])
+/** Tools a subagent never gets (the structured output is the parent's final answer). @category Tools */
+export const PARENT_ONLY: ReadonlySet<string> = new Set([
+  TASK_TOOL_NAME,
+  "AskUserQuestion",
+  "update_goal",
+  StructuredOutputTool.NAME
+])
 
 /** What the model aliases a `Task` call may use stand for. @category Constants */
 export const MODEL_ALIASES: Readonly<Record<string, string>> = {

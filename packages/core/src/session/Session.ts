@@ -29,6 +29,7 @@ import * as SlashCommand from "../input/SlashCommand.js"
 import { Ids } from "../ids/Ids.js"
 import type { UserMessage } from "../message/Message.js"
 import { ModelClient } from "../model/ModelClient.js"
+import * as StructuredOutputTool from "../output/StructuredOutputTool.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
@@ -174,6 +175,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
     const loaded = yield* Resume.transcriptOf(options, store)
     const ids = yield* Ids
     const registry = yield* ToolRegistry
+    if (options.structuredOutput !== undefined) yield* StructuredOutputTool.registered(registry, options.structuredOutput.schema)
     const permissions = yield* Permissions
     const span = yield* Effect.makeSpanScoped("keel.session", {
       captureStackTrace: false,

@@ -19,6 +19,7 @@ import { type AssistantMessage, type Message, type ToolUseBlock, UserMessage } f
 import type * as Accumulator from "../model/Accumulator.js"
 import type { ModelError } from "../model/ModelError.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
+import * as StructuredOutput from "../output/StructuredOutput.js"
 import * as TokenUsage from "../session/TokenUsage.js"
 import * as ToolRuntime from "../tool/ToolRuntime.js"
 import * as Decide from "./Decide.js"
@@ -28,7 +29,7 @@ import { answerAll, append, completion, decide, recordApiTime, stageContext, typ
 import { TurnEvent } from "./TurnEvent.js"
 
 /** The calls of `uses` run (most started while the answer streamed): progress and reports, then their results. */
-const runTools = (turn: Turn, uses: ReadonlyArray<{ readonly id: string }>, executor: ToolRuntime.Executor) =>
+const runTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, executor: ToolRuntime.Executor) =>
   Stream.concat(
     executor.events.pipe(Stream.filterMap((event): Option.Option<TurnEvent> => {
       switch (event._tag) {
@@ -48,7 +49,9 @@ const runTools = (turn: Turn, uses: ReadonlyArray<{ readonly id: string }>, exec
       const message = answerAll(uses, executor.finished, ToolRuntime.interruptedResult)
       yield* append(turn, message)
       yield* Ref.update(turn.loop, LoopState.toolsAnswered)
-      yield* decide(turn, Decide.Outcome.ToolsAnswered({ spent: yield* turn.spent }))
+      const policy = turn.options.structuredOutput
+      const structured = policy === undefined ? undefined : StructuredOutput.roundOf(policy, uses, message)
+      yield* decide(turn, Decide.Outcome.ToolsAnswered({ spent: yield* turn.spent, structured }))
       return [TurnEvent.ToolResults({ message }), ...(yield* completion(turn))]
     }))
   )
