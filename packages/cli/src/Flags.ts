@@ -392,6 +392,9 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   if (unknownSources.length > 0) {
     return usage(`--setting-sources names no settings source ${unknownSources.join(", ")}; the sources are user, project, local.`)
   }
+  if (o.jsonSchema !== undefined && !o.print && o.inputFormat !== "stream-json") {
+    return usage("--json-schema works with -p (the result of a headless run carries structured_output); add -p.")
+  }
   const notYet = notHonouredYet(o)
   if (notYet.length > 0) return usage(`${notYet.join(", ")}: not supported by Keel yet.`)
   if (o.thinking === "disabled" && o.maxThinkingTokens !== undefined) {
@@ -448,7 +451,6 @@ const notHonouredYet = (o: Record<string, unknown>): Array<string> => [
   ...(o.settingSources !== undefined ? ["--setting-sources"] : []),
   ...(o.agents !== undefined ? ["--agents"] : []),
   ...(o.agent !== undefined ? ["--agent"] : []),
-  ...(o.jsonSchema !== undefined ? ["--json-schema"] : []),
   ...(o.effort !== undefined ? ["--effort"] : []),
   ...(o.thinking !== undefined ? ["--thinking"] : []),
   ...(o.maxThinkingTokens !== undefined ? ["--max-thinking-tokens"] : []),

@@ -369,7 +369,8 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       permissions: yield* Permissions.Permissions,
       uuids,
       write,
-      err: io.err
+      err: io.err,
+      jsonSchema: flags.jsonSchema
     }
     // A host's control request; a refused `initialize` stops the input (nothing more runs).
     const control = (item: Extract<InputLine, { _tag: "Control" }>) =>

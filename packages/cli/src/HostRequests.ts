@@ -34,6 +34,8 @@ export interface Context {
   readonly write: (message: unknown) => void
   /** Writes to stderr. */
   readonly err: (text: string) => void
+  /** The run's `--json-schema` (an `initialize` may ask for the same one). */
+  readonly jsonSchema?: string | undefined
 }
 
 /** How answering went: `refused-init` when `initialize` was refused (nothing more may run). @category Models */
@@ -68,7 +70,7 @@ export const answer = (request: Request, context: Context): Effect.Effect<Outcom
         return yield* respond({ still_queued: stillQueued })
       })
     case "initialize": {
-      const missing = Initialize.unsupported(request.request)
+      const missing = Initialize.unsupported(request.request, { jsonSchema: context.jsonSchema })
       // Refused, and nothing more runs: the host asked for behaviour Keel would not give it.
       if (missing.length > 0) {
         return Effect.as(refuse(`Keel does not support these initialize options yet: ${missing.join(", ")}`), "refused-init" as const)

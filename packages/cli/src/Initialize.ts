@@ -2,13 +2,14 @@
  * The Claude Agent SDK's `initialize` control request, as `keel` answers it over stream-json: the
  * session's slash commands, subagent types, output style, models and account. What a host can ask
  * in it that Keel does not do yet (hooks registered by callback, in-process SDK MCP servers, a JSON
- * schema for the output, custom agents, a system prompt of its own) is refused with an error
- * response naming it: never ignored, so a host's hook that was meant to block a call cannot be
- * silently skipped.
+ * schema for the output other than `--json-schema`'s, custom agents, a system prompt of its own) is
+ * refused with an error response naming it: never ignored, so a host's hook that was meant to block
+ * a call cannot be silently skipped.
  *
  * @since 0.1.0
  */
 import type { Commands, SdkMessage } from "@keel/core"
+import * as JsonSchemaOption from "./output/JsonSchemaOption.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -20,11 +21,19 @@ const nonEmpty = (value: unknown): boolean =>
 const isDefaultSystemPrompt = (value: unknown): boolean =>
   value === undefined || (Array.isArray(value) && value.every((part) => part === ""))
 
-/** The `initialize` options Keel does not honour yet, by their SDK names (empty: all is honoured). @category Checking */
-export const unsupported = (request: Record<string, unknown>): ReadonlyArray<string> => [
+/**
+ * The `initialize` options Keel does not honour yet, by their SDK names (empty: all is honoured).
+ * `jsonSchema` is honoured when it is the schema of the run's `--json-schema` (as the SDK sends it).
+ *
+ * @category Checking
+ */
+export const unsupported = (
+  request: Record<string, unknown>,
+  run: { readonly jsonSchema?: string | undefined } = {}
+): ReadonlyArray<string> => [
   ...(nonEmpty(request.hooks) ? ["hooks"] : []),
   ...(nonEmpty(request.sdkMcpServers) ? ["sdkMcpServers"] : []),
-  ...(nonEmpty(request.jsonSchema) ? ["jsonSchema (outputFormat)"] : []),
+  ...JsonSchemaOption.initializeMismatch(request.jsonSchema, run.jsonSchema),
   ...(nonEmpty(request.agents) ? ["agents"] : []),
   ...(!isDefaultSystemPrompt(request.systemPrompt) ? ["systemPrompt"] : []),
   ...(nonEmpty(request.appendSystemPrompt) ? ["appendSystemPrompt"] : [])

@@ -11,6 +11,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
   Actions,
   AnthropicModel,
+  type OutputSchema,
   BuiltinCommands,
   type Commands,
   MarkdownCommands,
@@ -41,6 +42,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import type { Flags } from "./Flags.js"
+import * as JsonSchemaOption from "./output/JsonSchemaOption.js"
 import * as Settings from "./Settings.js"
 import * as Telemetry from "./Telemetry.js"
 
@@ -82,6 +84,8 @@ export interface Options extends
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
   readonly debug?: boolean | undefined
+  /** The JSON Schema (JSON text) every answer must match: `--json-schema`, `query()`'s `outputFormat`. */
+  readonly jsonSchema?: string | undefined
 }
 
 /**
@@ -124,6 +128,7 @@ export type LayerError =
   | Settings.InvalidSettings
   | McpConfig.InvalidMcpConfig
   | Telemetry.InvalidTelemetryConfig
+  | OutputSchema.InvalidOutputSchema
 
 /**
  * The model for a run: the Anthropic API from the environment, under the idle watchdog
@@ -177,6 +182,8 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
   const tools = ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools)).pipe(
     // Subagents (Task) run on --model unless their call or type names another.
     Layer.provide(BuiltinTools.layer(options.tools, { task: { model: options.model }, env: definedEnv(options.env) })),
+    // --json-schema: the StructuredOutput tool, after all the others.
+    (registry) => options.jsonSchema === undefined ? registry : JsonSchemaOption.registryLayer(options.jsonSchema).pipe(Layer.provide(registry)),
     Layer.provideMerge(mcp.pipe(Layer.provide(actions)))
   )
   return Layer.mergeAll(
@@ -266,7 +273,8 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       fallbackModels: options.fallbackModels ?? (yield* Fallback.modelsConfig),
       forkSession: options.forkSession,
       sessionId: options.sessionId,
-      persist: options.sessionPersistence
+      persist: options.sessionPersistence,
+      structuredOutput: yield* JsonSchemaOption.sessionOption(options.jsonSchema)
     })
     return { session, warnings }
   })
@@ -297,7 +305,13 @@ export interface Failure {
   readonly lines: ReadonlyArray<string>
 }
 
-const USAGE_ERRORS = new Set(["InvalidSettings", "InvalidPricing", "InvalidMcpConfig", "InvalidTelemetryConfig"])
+const USAGE_ERRORS = new Set([
+  "InvalidSettings",
+  "InvalidPricing",
+  "InvalidMcpConfig",
+  "InvalidTelemetryConfig",
+  "InvalidOutputSchema"
+])
 const RUNTIME_ERRORS = new Set([
   "MissingCredentials",
   "SessionNotFound",
