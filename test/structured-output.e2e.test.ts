@@ -138,6 +138,26 @@ describe("keel -p --json-schema", () => {
   }, TIMEOUT)
 })
 
+describe("stream-json initialize's jsonSchema", () => {
+  it("other than --json-schema's is refused by name with exit 2; nothing runs", async () => {
+    const dir = workdir()
+    const server = await fake([FakeAnthropic.textReply("never")])
+    const initialize = (id: string, jsonSchema: unknown) =>
+      JSON.stringify({ type: "control_request", request_id: id, request: { subtype: "initialize", jsonSchema } })
+    const prompt = JSON.stringify({ type: "user", message: { role: "user", content: "q" } })
+    const r = await run(["--output-format", "stream-json", "--verbose", "--input-format", "stream-json"], {
+      env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home") },
+      cwd: dir,
+      stdin: `${initialize("init-1", SCHEMA)}\n${prompt}\n`
+    })
+    assert.strictEqual(r.code, 2)
+    const response = lines(r.stdout).find((m) => m.type === "control_response")
+    assert.deepStrictEqual([response.response.subtype, response.response.request_id], ["error", "init-1"])
+    assert.include(response.response.error, "jsonSchema (outputFormat) without --json-schema")
+    assert.strictEqual(server.requests.length, 0)
+  }, TIMEOUT)
+})
+
 describe("query() with outputFormat", () => {
   it("the result carries structured_output; an invalid schema rejects the query with code 2", async () => {
     const dir = workdir()
