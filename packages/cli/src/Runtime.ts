@@ -183,7 +183,8 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     // Subagents (Task) run on --model unless their call or type names another.
     Layer.provide(BuiltinTools.layer(options.tools, { task: { model: options.model }, env: definedEnv(options.env) })),
     // --json-schema: the StructuredOutput tool, after all the others.
-    (registry) => options.jsonSchema === undefined ? registry : JsonSchemaOption.registryLayer(options.jsonSchema).pipe(Layer.provide(registry)),
+    (registry) =>
+      options.jsonSchema === undefined ? registry : JsonSchemaOption.registryLayer(options.jsonSchema).pipe(Layer.provide(registry)),
     Layer.provideMerge(mcp.pipe(Layer.provide(actions)))
   )
   return Layer.mergeAll(

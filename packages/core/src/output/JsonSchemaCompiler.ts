@@ -38,7 +38,9 @@ const OPTIONS: AjvOptions = {
 }
 
 // ajv-formats is CommonJS: its plugin is the module itself under Node, `.default` under some bundlers.
-const addFormats = ((AjvFormats as unknown as { readonly default?: unknown }).default ?? AjvFormats) as (ajv: Ajv) => Ajv
+const addFormats = ((AjvFormats as unknown as { readonly default?: unknown }).default ?? AjvFormats) as (
+  ajv: Ajv
+) => Ajv
 
 /** One problem as `/path: message` (`root: message` at the top). */
 const problemOf = (error: ErrorObject): string =>

@@ -94,8 +94,10 @@ export const parse = (text: string, source: string): Effect.Effect<OutputSchema,
   Effect.flatMap(
     Effect.try({
       try: () => JSON.parse(text) as unknown,
-      catch: (error) =>
-        new InvalidOutputSchema({ source, reason: "NotJson", detail: error instanceof Error ? error.message : String(error) })
+      catch: (error) => {
+        const detail = error instanceof Error ? error.message : String(error)
+        return new InvalidOutputSchema({ source, reason: "NotJson", detail })
+      }
     }),
     (value) => make(value, source)
   )

@@ -22,7 +22,12 @@ import type { ToolResultBlock, ToolUseBlock, UserMessage } from "../message/Mess
 import * as OutputSchema from "./OutputSchema.js"
 import { NAME } from "./StructuredOutputTool.js"
 
-/** Answers without valid structured output allowed in one turn (Claude Code's `MAX_STRUCTURED_OUTPUT_RETRIES`, 5). @category Constants */
+/**
+ * Answers without valid structured output allowed in one turn (Claude Code's
+ * `MAX_STRUCTURED_OUTPUT_RETRIES`, 5).
+ *
+ * @category Constants
+ */
 export const MAX_ATTEMPTS = 5
 
 /** `KEEL_MAX_STRUCTURED_OUTPUT_RETRIES` (default {@link MAX_ATTEMPTS}, 1 to 100). @category Configuration */

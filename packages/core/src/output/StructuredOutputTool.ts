@@ -55,7 +55,9 @@ export const make = (schema: OutputSchema.OutputSchema): Tool.Tool<unknown> =>
  *
  * @category Layers
  */
-export const layer = (schema: OutputSchema.OutputSchema): Layer.Layer<ToolRegistry.ToolRegistry, never, ToolRegistry.ToolRegistry> =>
+export const layer = (
+  schema: OutputSchema.OutputSchema
+): Layer.Layer<ToolRegistry.ToolRegistry, never, ToolRegistry.ToolRegistry> =>
   ToolRegistry.layerAppend(Effect.succeed([make(schema)]))
 
 /**
@@ -69,6 +71,7 @@ export const registered = (registry: ToolRegistry.Service, schema: OutputSchema.
   return tool !== undefined && isDeepStrictEqual(tool.inputSchema, schema.schema)
     ? Effect.void
     : Effect.dieMessage(
-      `structuredOutput needs the ${NAME} tool for its schema in the ToolRegistry: provide StructuredOutputTool.layer(schema)`
+      `structuredOutput needs the ${NAME} tool for its schema in the ToolRegistry: ` +
+        "provide StructuredOutputTool.layer(schema)"
     )
 }

@@ -175,7 +175,9 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
     const loaded = yield* Resume.transcriptOf(options, store)
     const ids = yield* Ids
     const registry = yield* ToolRegistry
-    if (options.structuredOutput !== undefined) yield* StructuredOutputTool.registered(registry, options.structuredOutput.schema)
+    if (options.structuredOutput !== undefined) {
+      yield* StructuredOutputTool.registered(registry, options.structuredOutput.schema)
+    }
     const permissions = yield* Permissions
     const span = yield* Effect.makeSpanScoped("keel.session", {
       captureStackTrace: false,

@@ -120,8 +120,13 @@ const afterVerdict = (state: LoopState, verdict: StructuredOutput.Verdict, conte
     case "Retry": {
       const going: LoopState = { ...state, structured: verdict.progress }
       const over = state.iteration >= context.policy.maxTurns
-      if (verdict.reminder === undefined) return over ? stop(going, { reason: "max_turns" }) : { state: going, next: Next.CallModel() }
-      return { state: over ? stopped(going, { reason: "max_turns" }) : going, next: Next.Continue({ prompt: verdict.reminder }) }
+      if (verdict.reminder === undefined) {
+        return over ? stop(going, { reason: "max_turns" }) : { state: going, next: Next.CallModel() }
+      }
+      return {
+        state: over ? stopped(going, { reason: "max_turns" }) : going,
+        next: Next.Continue({ prompt: verdict.reminder })
+      }
     }
   }
 }
@@ -136,7 +141,9 @@ const toolsAnswered = (state: LoopState, round: StructuredOutput.Round | undefin
     ? undefined
     : StructuredOutput.afterTools(context.structuredOutput, state.structured, round)
   if (verdict !== undefined) return afterVerdict(state, verdict, context)
-  return state.iteration >= context.policy.maxTurns ? stop(state, { reason: "max_turns" }) : { state, next: Next.CallModel() }
+  return state.iteration >= context.policy.maxTurns
+    ? stop(state, { reason: "max_turns" })
+    : { state, next: Next.CallModel() }
 }
 
 /**
