@@ -479,6 +479,9 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   const systemPromptFile = promptFile("--system-prompt-file", o.systemPromptFile)
   const appendSystemPromptFile = promptFile("--append-system-prompt-file", o.appendSystemPromptFile)
   for (const read of [systemPromptFile, appendSystemPromptFile]) if (typeof read === "object") return usage(read.error)
+  if (o.jsonSchema !== undefined && !o.print && o.inputFormat !== "stream-json") {
+    return usage("--json-schema works with -p (the result of a headless run carries structured_output); add -p.")
+  }
   const notYet = notHonouredYet(o)
   if (notYet.length > 0) return usage(`${notYet.join(", ")}: not supported by Keel yet.`)
   if (o.thinking === "disabled" && o.maxThinkingTokens !== undefined && o.maxThinkingTokens > 0) {
@@ -532,7 +535,6 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
 
 /** Flags parsed but not acted on yet: refused, never silently ignored (each line goes as its flag is honoured). */
 const notHonouredYet = (o: Record<string, unknown>): Array<string> => [
-  ...(o.jsonSchema !== undefined ? ["--json-schema"] : []),
   ...(o.includeHookEvents === true ? ["--include-hook-events"] : [])
 ]
 

@@ -374,7 +374,8 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       uuids,
       write,
       err: io.err,
-      firstInitialize: host.initializeId
+      firstInitialize: host.initializeId,
+      jsonSchema: flags.jsonSchema
     }
     // A host's control request, unless the host cancelled it; a refused `initialize` stops the input.
     const control = (item: Extract<InputLine, { _tag: "Control" }>) =>

@@ -41,6 +41,8 @@ export interface Context {
   readonly err: (text: string) => void
   /** The request id of the `initialize` read before the session opened (the first input line), if any. */
   readonly firstInitialize?: string | undefined
+  /** The run's `--json-schema` (an `initialize` may ask for the same one). */
+  readonly jsonSchema?: string | undefined
 }
 
 /** How answering went: `refused-init` when `initialize` was refused (nothing more may run). @category Models */
@@ -80,7 +82,8 @@ export const answer = (request: Request, context: Context): Effect.Effect<Outcom
         const missing = Initialize.unsupported(request.request, {
           first,
           connected: servers.map((s) => s.name),
-          agentsApplied: request.requestId === context.initializedAhead
+          agentsApplied: request.requestId === context.initializedAhead,
+          jsonSchema: context.jsonSchema
         })
         // Refused, and nothing more runs: the host asked for behaviour Keel would not give it.
         if (missing.length > 0) {

@@ -3,16 +3,18 @@
  * session's slash commands, subagent types, output style, models and account. Its in-process SDK MCP
  * servers are connected (see `host/SdkMcpHost`), its `agents` are the session's and its system
  * prompt options replace or extend Keel's, when it is the first input line (read before the session
- * is built, see `host/HostStartup`); a later `initialize` cannot change them, and is refused. What a
- * host can ask in it that Keel does not do yet (hooks registered by callback, servers' settings
- * beyond `timeout`, a JSON schema for the output) is refused with an error response naming it:
- * never ignored, so a host's hook that was meant to block a call cannot be silently skipped.
+ * is built, see `host/HostStartup`); a later `initialize` cannot change them, and is refused. Its
+ * `jsonSchema` is honoured when it is the run's `--json-schema` (the SDK sends both). What a host
+ * can ask in it that Keel does not do yet (hooks registered by callback, servers' settings beyond
+ * `timeout`) is refused with an error response naming it: never ignored, so a host's hook that was
+ * meant to block a call cannot be silently skipped.
  *
  * @since 0.1.0
  */
 import type { Commands, SdkMessage } from "@keel/core"
 import * as SdkMcpHost from "./host/SdkMcpHost.js"
 import type { Agents } from "@keel/tools"
+import * as JsonSchemaOption from "./output/JsonSchemaOption.js"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -30,6 +32,7 @@ const isDefaultSystemPrompt = (value: unknown): boolean =>
  * line): only that one can still shape what the session is built from (its system prompt).
  * `connected` names the host's in-process MCP servers the session connected (those named by an
  * `initialize` on the first line of input); any other it names is refused.
+ * `jsonSchema` is honoured when it is the schema of the run's `--json-schema` (as the SDK sends it).
  *
  * @category Checking
  */
@@ -40,6 +43,8 @@ export const unsupported = (
     readonly connected?: ReadonlyArray<string> | undefined
     /** Whether this request's `agents` are the session's (it was read before the session was built). */
     readonly agentsApplied?: boolean | undefined
+    /** The run's `--json-schema`. */
+    readonly jsonSchema?: string | undefined
   }
 ): ReadonlyArray<string> => {
   const { first } = options
@@ -50,7 +55,7 @@ export const unsupported = (
     `sdkMcpServers (${s.name}: Keel connects them only from an initialize on the first line of input, not in a session resumed with -p)`
   ),
   ...SdkMcpHost.unsupported(request),
-  ...(nonEmpty(request.jsonSchema) ? ["jsonSchema (outputFormat)"] : []),
+  ...JsonSchemaOption.initializeMismatch(request.jsonSchema, options.jsonSchema),
   ...(nonEmpty(request.agents) && options.agentsApplied !== true ? ["agents (only in the first stdin line's initialize)"] : []),
   ...(!first && !isDefaultSystemPrompt(request.systemPrompt) ? ["systemPrompt (only in the first line's initialize)"] : []),
   ...(!first && nonEmpty(request.appendSystemPrompt) ? ["appendSystemPrompt (only in the first line's initialize)"] : []),

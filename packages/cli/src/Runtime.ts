@@ -12,6 +12,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
   Actions,
   AnthropicModel,
+  type OutputSchema,
   BuiltinCommands,
   type Commands,
   MarkdownCommands,
@@ -44,6 +45,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import type { Flags } from "./Flags.js"
+import * as JsonSchemaOption from "./output/JsonSchemaOption.js"
 import * as Settings from "./Settings.js"
 import * as SavedPermissions from "./settings/SavedPermissions.js"
 import * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
@@ -117,6 +119,8 @@ export interface Options extends
   readonly settingSources?: Flags["settingSources"] | undefined
   /** Let a later `setMode` switch into bypassPermissions (`--allow-dangerously-skip-permissions`). */
   readonly allowDangerouslySkipPermissions?: boolean | undefined
+  /** The JSON Schema (JSON text) every answer must match: `--json-schema`, `query()`'s `outputFormat`. */
+  readonly jsonSchema?: string | undefined
 }
 
 /**
@@ -171,6 +175,7 @@ export type LayerError =
   | Telemetry.InvalidTelemetryConfig
   | AgentDefinition.InvalidAgents
   | Agents.UnknownAgent
+  | OutputSchema.InvalidOutputSchema
 
 /**
  * The model for a run: the Anthropic API from the environment, under the idle watchdog
@@ -247,9 +252,14 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
       task: { model: options.model, agents: catalog.definitions },
       env: definedEnv(options.env)
     })))
-  const tools = Agents.layerMainTools.pipe(
+  const registry = Agents.layerMainTools.pipe(
     Layer.provide(ToolRegistry.layerAppend(Effect.map(McpServers.McpServers, (servers) => servers.tools))),
-    Layer.provide(builtin),
+    Layer.provide(builtin)
+  )
+  // --json-schema: the StructuredOutput tool, after all the others (and whatever --agent keeps).
+  const tools = (options.jsonSchema === undefined
+    ? registry
+    : JsonSchemaOption.registryLayer(options.jsonSchema).pipe(Layer.provide(registry))).pipe(
     Layer.provideMerge(mcp.pipe(Layer.provide(actions))),
     Layer.provideMerge(agents)
   )
@@ -359,7 +369,8 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
         thinking: options.thinking,
         maxThinkingTokens: options.maxThinkingTokens ?? (yield* Thinking.maxThinkingTokensConfig),
         effort: options.effort
-      })
+      }),
+      structuredOutput: yield* JsonSchemaOption.sessionOption(options.jsonSchema)
     })
     return { session, warnings }
   })
@@ -396,7 +407,8 @@ const USAGE_ERRORS = new Set([
   "InvalidMcpConfig",
   "InvalidTelemetryConfig",
   "InvalidAgents",
-  "UnknownAgent"
+  "UnknownAgent",
+  "InvalidOutputSchema"
 ])
 const RUNTIME_ERRORS = new Set([
   "MissingCredentials",

@@ -196,3 +196,9 @@ export * as ToolRuntime from "./tool/ToolRuntime.js"
 export * as TurnEvent from "./turn/TurnEvent.js"
 /** The turn loop. */
 export * as TurnLoop from "./turn/TurnLoop.js"
+/** The JSON Schema a final answer must match (`--json-schema`, `outputFormat`), checked and compiled. */
+export * as OutputSchema from "./output/OutputSchema.js"
+/** Structured output as a turn policy: the turn ends on an accepted answer, retried with a bounded budget. */
+export * as StructuredOutput from "./output/StructuredOutput.js"
+/** The `StructuredOutput` tool, whose input schema is the output schema. */
+export * as StructuredOutputTool from "./output/StructuredOutputTool.js"

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { Tool } from "@keel/core"
+import { StructuredOutputTool, type Tool } from "@keel/core"
 
 /** The name of the tool that starts subagents (never given to a subagent). @category Constants */
 export const TASK_TOOL_NAME = "Task"
@@ -125,8 +125,13 @@ export const specMatches = (spec: string, name: string): boolean => {
   return server.split("__").length === 2 && name.startsWith(`${server}__`)
 }
 
-/** Tools a subagent never gets. @category Tools */
-export const PARENT_ONLY: ReadonlySet<string> = new Set([TASK_TOOL_NAME, "AskUserQuestion", "update_goal"])
+/** Tools a subagent never gets (the structured output is the parent's final answer). @category Tools */
+export const PARENT_ONLY: ReadonlySet<string> = new Set([
+  TASK_TOOL_NAME,
+  "AskUserQuestion",
+  "update_goal",
+  StructuredOutputTool.NAME
+])
 
 /** What the model aliases a `Task` call may use stand for. @category Constants */
 export const MODEL_ALIASES: Readonly<Record<string, string>> = {

@@ -136,6 +136,7 @@ const outcome = (
       return stopped("Interrupted by user")
     case "budget_exhausted":
     case "max_output_tokens":
+    case "structured_output_retry_exhausted":
       return stopped(end.message ?? end.reason)
     case "prompt_too_long":
       return stopped(

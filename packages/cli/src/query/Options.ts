@@ -11,6 +11,7 @@ import * as path from "node:path"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import { builtinToolNames } from "../Flags.js"
+import * as JsonSchemaOption from "../output/JsonSchemaOption.js"
 import * as Runtime from "../Runtime.js"
 import { QueryError } from "./QueryError.js"
 import * as ThinkingOptions from "./ThinkingOptions.js"
@@ -172,7 +173,7 @@ export interface SDKUserMessage {
 
 /**
  * Options of {@link query}: the Agent SDK's `Options`, the keys Keel supports, with their meanings.
- * Any other key (`hooks`, `outputFormat`, ...) rejects the
+ * Any other key (`hooks`, ...) rejects the
  * query with a {@link QueryError} rather than being ignored.
  *
  * @category Models
@@ -233,6 +234,12 @@ export interface Options extends ThinkingOptions.ThinkingOptions {
   readonly mcpServers?: Record<string, McpServerConfig>
   /** The model (default: `ANTHROPIC_MODEL`, else Keel's default). */
   readonly model?: string
+  /**
+   * Structured output: each turn's answer must match `schema` (a JSON Schema of an object); its
+   * `result` carries it as `structured_output`, or is `error_max_structured_output_retries` when the
+   * model fails to give one after the retries (5; `KEEL_MAX_STRUCTURED_OUTPUT_RETRIES`).
+   */
+  readonly outputFormat?: { readonly type: "json_schema"; readonly schema: Record<string, unknown> }
   /** Default: the settings' `defaultMode`, else `default`. */
   readonly permissionMode?: PermissionMode
   /** Save the session's transcript under `KEEL_HOME` (default true). */
@@ -286,6 +293,7 @@ export const SUPPORTED_OPTIONS: ReadonlyArray<keyof Options> = [
   "maxTurns",
   "mcpServers",
   "model",
+  "outputFormat",
   "permissionMode",
   "persistSession",
   "resume",
@@ -416,6 +424,7 @@ export const resolve = (
         )
       }
     }
+    const jsonSchema = yield* Effect.catchAll(JsonSchemaOption.fromOutputFormat(options.outputFormat), invalid)
     return {
       runtime: {
         cwd,
@@ -449,7 +458,8 @@ export const resolve = (
         settingSources: sources,
         allowDangerouslySkipPermissions: options.allowDangerouslySkipPermissions === true,
         // Always an environment of the query's own: the settings' `env` goes over it, never over `process.env`.
-        env: env ?? { ...process.env }
+        env: env ?? { ...process.env },
+        jsonSchema
       },
       signal: options.abortController?.signal
     }

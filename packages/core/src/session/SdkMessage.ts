@@ -254,10 +254,17 @@ export interface ModelUsageReport {
 /** `result`: exactly one per turn, always the turn's last message. @category Models */
 export interface Result {
   readonly type: "result"
-  readonly subtype: "success" | "error_max_turns" | "error_max_budget_usd" | "error_during_execution"
+  readonly subtype:
+    | "success"
+    | "error_max_turns"
+    | "error_max_budget_usd"
+    | "error_max_structured_output_retries"
+    | "error_during_execution"
   readonly is_error: boolean
-  /** The final answer (success), or what failed. */
+  /** The final answer (success), or what failed. With an output schema, the structured output as JSON text. */
   readonly result?: string
+  /** With an output schema (`--json-schema`, `outputFormat`): the answer, matching it (success only). */
+  readonly structured_output?: unknown
   readonly errors?: ReadonlyArray<string>
   readonly api_error_status?: number | null
   readonly duration_ms: number

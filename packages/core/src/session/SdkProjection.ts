@@ -333,7 +333,16 @@ export const result = (
   }
   switch (event.reason) {
     case "completed":
-      return { ...common, subtype: "success", is_error: false, result: event.lastMessage?.text ?? "" }
+      // With an output schema the answer is the structured output, and `result` its JSON (as Claude Code).
+      return event.structuredOutput !== undefined
+        ? {
+          ...common,
+          subtype: "success",
+          is_error: false,
+          result: JSON.stringify(event.structuredOutput),
+          structured_output: event.structuredOutput
+        }
+        : { ...common, subtype: "success", is_error: false, result: event.lastMessage?.text ?? "" }
     case "model_error": {
       const error = event.error!
       return { ...common, subtype: "success", is_error: true, result: `API Error: ${describe(error)}`, api_error_status: statusOf(error) }
@@ -358,6 +367,13 @@ export const result = (
         subtype: "error_max_budget_usd",
         is_error: true,
         errors: [event.message ?? `Reached maximum budget ($${totals.maxBudgetUsd})`]
+      }
+    case "structured_output_retry_exhausted":
+      return {
+        ...common,
+        subtype: "error_max_structured_output_retries",
+        is_error: true,
+        errors: [event.message ?? "No valid structured output"]
       }
   }
 }

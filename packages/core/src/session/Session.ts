@@ -31,6 +31,7 @@ import { NestedMemory } from "../memory/NestedMemory.js"
 import type { UserMessage } from "../message/Message.js"
 import { ModelClient } from "../model/ModelClient.js"
 import * as Thinking from "../model/Thinking.js"
+import * as StructuredOutputTool from "../output/StructuredOutputTool.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
@@ -181,6 +182,9 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
     const loaded = yield* Resume.transcriptOf(options, store)
     const ids = yield* Ids
     const registry = yield* ToolRegistry
+    if (options.structuredOutput !== undefined) {
+      yield* StructuredOutputTool.registered(registry, options.structuredOutput.schema)
+    }
     const permissions = yield* Permissions
     const span = yield* Effect.makeSpanScoped("keel.session", {
       captureStackTrace: false,

@@ -6,6 +6,7 @@
 import type { Message } from "../message/Message.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
 import type * as Thinking from "../model/Thinking.js"
+import type * as StructuredOutput from "../output/StructuredOutput.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
 import type * as Tool from "../tool/Tool.js"
 import type * as TurnPolicy from "../turn/TurnPolicy.js"
@@ -120,6 +121,13 @@ export interface Options {
    * records them; the fallback layer, not this option, does the switching.
    */
   readonly fallbackModels?: ReadonlyArray<string> | undefined
+  /**
+   * The JSON Schema every turn's final answer must match (`--json-schema`, `outputFormat`): the
+   * model answers through the `StructuredOutput` tool, which the registry must hold for this schema
+   * (`StructuredOutputTool.layer`); a mismatch is retried, at most `maxAttempts` answers a turn, and
+   * the `result` carries `structured_output` (see `StructuredOutput`).
+   */
+  readonly structuredOutput?: StructuredOutput.Options | undefined
 }
 
 /** Options that start a new session (no `resume`, no `continue`): making it cannot fail. @category Models */

@@ -21,7 +21,7 @@
  * - `user`: the effective user message, after slash-command expansion and `@` mentions: its text,
  *   the files the mentions attached, the command that made it, and the uuid of its `user` entry
  *   (which holds the full content, attachments included);
- * - `outputSchema`: the structured output asked for, if any (none yet);
+ * - `outputSchema`: the JSON Schema the answer had to match (`--json-schema`, `outputFormat`), if any;
  * - `metadata`: what the caller supplied for the turn (`SubmitOptions.metadata`).
  *
  * A resumed session (`--resume`, `--continue`, a fork) takes the system prompt and the context

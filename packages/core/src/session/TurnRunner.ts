@@ -16,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Mentions from "../input/Mentions.js"
 import { AssistantMessage, type Message, TextBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
+import * as StructuredOutput from "../output/StructuredOutput.js"
 import * as Fallback from "../resilience/Fallback.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import * as TurnLoop from "../turn/TurnLoop.js"
@@ -115,6 +116,7 @@ const recordEnvelope = (
         attachments: user.attached,
         command: options.command
       }),
+      outputSchema: engine.options.structuredOutput?.schema.schema,
       metadata: options.metadata
     })
     current.recorder.envelope(envelope, prepared.record, user.message)
@@ -246,7 +248,10 @@ export const run = (
       thinking: yield* Ref.get(engine.thinking),
       interrupt: signal,
       emitStreamEvents: engine.options.includePartialMessages === true,
-      pendingTools
+      pendingTools,
+      structuredOutput: engine.options.structuredOutput === undefined
+        ? undefined
+        : StructuredOutput.policy(engine.options.structuredOutput)
     }).pipe(Effect.provideService(SessionState, state), Effect.provide(engine.services))
     const turn = events.pipe(
       Stream.mapChunksEffect(chunkToMessages),

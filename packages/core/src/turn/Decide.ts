@@ -8,6 +8,7 @@
 import * as Data from "effect/Data"
 import type { AssistantMessage } from "../message/Message.js"
 import type { ModelError } from "../model/ModelError.js"
+import * as StructuredOutput from "../output/StructuredOutput.js"
 import { type LoopState, stopped } from "./LoopState.js"
 import type { TurnPolicy } from "./TurnPolicy.js"
 
@@ -18,8 +19,11 @@ export type Outcome = Data.TaggedEnum<{
    * session's budget is now spent.
    */
   Answered: { readonly message: AssistantMessage; readonly model: string; readonly spent: string | undefined }
-  /** The last answer's tool calls are answered (their results are in the conversation). */
-  ToolsAnswered: { readonly spent: string | undefined }
+  /**
+   * The last answer's tool calls are answered (their results are in the conversation); `structured`
+   * says what its `StructuredOutput` calls gave, if it made any (see `StructuredOutput.roundOf`).
+   */
+  ToolsAnswered: { readonly spent: string | undefined; readonly structured?: StructuredOutput.Round | undefined }
   /** The model call failed, on `model`. */
   ModelFailed: { readonly error: ModelError; readonly model: string }
   /** A preprocessing stage ended the turn (its circuit breaker tripped). */
@@ -65,6 +69,8 @@ export interface Context {
   readonly maxTokens: number
   /** Whether a compactor is there to answer a prompt that is too long. */
   readonly canCompact: boolean
+  /** The structured output the turn must give, if any (see `StructuredOutput`). */
+  readonly structuredOutput?: StructuredOutput.Policy | undefined
 }
 
 const stop = (state: LoopState, reason: LoopState["stop"] & {}): Decision => ({
@@ -83,7 +89,10 @@ const answered = (state: LoopState, outcome: Extract<Outcome, { _tag: "Answered"
     return { state: over, next: calls > 0 ? Next.AnswerUnrun({ message: spent }) : Next.Stop() }
   }
   if (calls > 0) return { state: next, next: Next.RunTools() }
-  if (message.stop_reason !== "max_tokens") return stop(next, { reason: "completed" })
+  if (message.stop_reason !== "max_tokens") {
+    const policy = context.structuredOutput
+    return policy === undefined ? stop(next, { reason: "completed" }) : unstructured(next, policy, context)
+  }
   const { continuation } = context.policy
   if (state.continuations >= continuation.max) {
     return stop(next, {
@@ -98,6 +107,45 @@ const answered = (state: LoopState, outcome: Extract<Outcome, { _tag: "Answered"
   }
 }
 
+/** After a structured-output verdict: stop with the output, stop exhausted, or call the model again. */
+const afterVerdict = (state: LoopState, verdict: StructuredOutput.Verdict, context: Context): Decision => {
+  switch (verdict._tag) {
+    case "Provided":
+      return stop(state, { reason: "completed", structuredOutput: verdict.value })
+    case "Exhausted":
+      return stop({ ...state, structured: verdict.progress }, {
+        reason: "structured_output_retry_exhausted",
+        message: verdict.message
+      })
+    case "Retry": {
+      const going: LoopState = { ...state, structured: verdict.progress }
+      const over = state.iteration >= context.policy.maxTurns
+      if (verdict.reminder === undefined) {
+        return over ? stop(going, { reason: "max_turns" }) : { state: going, next: Next.CallModel() }
+      }
+      return {
+        state: over ? stopped(going, { reason: "max_turns" }) : going,
+        next: Next.Continue({ prompt: verdict.reminder })
+      }
+    }
+  }
+}
+
+/** An answer that ended without the structured output asked for: remind the model, or give up. */
+const unstructured = (state: LoopState, policy: StructuredOutput.Policy, context: Context): Decision =>
+  afterVerdict(state, StructuredOutput.afterPlainAnswer(policy, state.structured), context)
+
+/** After a round of tool results: the structured output's verdict, if the round had a call of it. */
+const toolsAnswered = (state: LoopState, round: StructuredOutput.Round | undefined, context: Context): Decision => {
+  const verdict = context.structuredOutput === undefined
+    ? undefined
+    : StructuredOutput.afterTools(context.structuredOutput, state.structured, round)
+  if (verdict !== undefined) return afterVerdict(state, verdict, context)
+  return state.iteration >= context.policy.maxTurns
+    ? stop(state, { reason: "max_turns" })
+    : { state, next: Next.CallModel() }
+}
+
 /**
  * The decision after `outcome` in `state`. Pure: the same state and outcome always decide the same.
  *
@@ -106,12 +154,10 @@ const answered = (state: LoopState, outcome: Extract<Outcome, { _tag: "Answered"
 export const decide = (state: LoopState, outcome: Outcome, context: Context): Decision =>
   Outcome.$match(outcome, {
     Answered: (o) => answered(state, o, context),
-    ToolsAnswered: ({ spent }) =>
+    ToolsAnswered: ({ spent, structured }) =>
       spent !== undefined
         ? stop(state, { reason: "budget_exhausted", message: spent })
-        : state.iteration >= context.policy.maxTurns
-        ? stop(state, { reason: "max_turns" })
-        : { state, next: Next.CallModel() },
+        : toolsAnswered(state, structured, context),
     ModelFailed: ({ error, model }) => {
       const next = { ...state, model }
       if (error._tag !== "PromptTooLong") return stop(next, { reason: "model_error", error })

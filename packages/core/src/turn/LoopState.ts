@@ -9,6 +9,7 @@
  */
 import type { AssistantMessage, ToolResultBlock, ToolUseBlock } from "../message/Message.js"
 import type { ModelError } from "../model/ModelError.js"
+import * as StructuredOutput from "../output/StructuredOutput.js"
 import type { TerminalReason } from "./TurnEvent.js"
 
 /** Why the turn stops, decided. @category Models */
@@ -17,6 +18,8 @@ export interface Stop {
   readonly error?: ModelError | undefined
   /** For people: what happened (a spent budget, a breaker that tripped, an answer cut too often). */
   readonly message?: string | undefined
+  /** The accepted `StructuredOutput` call's input, when the turn had an output schema and completed. */
+  readonly structuredOutput?: unknown
 }
 
 /** The tool calls running or about to be answered: their blocks, and the results of those that finished. @category Models */
@@ -41,6 +44,8 @@ export interface LoopState {
   readonly compactions: number
   /** The tool calls of the last answer until their results are in the conversation. */
   readonly inFlight: InFlight | undefined
+  /** Answers that failed to give the structured output asked for, this turn (see `StructuredOutput`). */
+  readonly structured: StructuredOutput.Progress
   /** Set once the turn is decided to be over. */
   readonly stop: Stop | undefined
 }
@@ -54,6 +59,7 @@ export const initial = (model: string): LoopState => ({
   continuations: 0,
   compactions: 0,
   inFlight: undefined,
+  structured: StructuredOutput.initial,
   stop: undefined
 })
 

@@ -16,6 +16,7 @@ import type * as NestedMemory from "../memory/NestedMemory.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import type { ModelRequest, QuerySource } from "../model/ModelRequest.js"
 import type * as Thinking from "../model/Thinking.js"
+import type * as StructuredOutput from "../output/StructuredOutput.js"
 import type { SessionState } from "../session/SessionState.js"
 import type { Services as ToolServices } from "../tool/Tool.js"
 import type { ToolRegistry } from "../tool/ToolRegistry.js"
@@ -69,6 +70,11 @@ export interface Options {
    * with its own result if it had already finished while the answer streamed.
    */
   readonly budget?: Effect.Effect<string | undefined> | undefined
+  /**
+   * The structured output the turn must give (its `StructuredOutput` tool must be in the registry):
+   * the turn ends once a call of it is accepted, and after too many answers without one.
+   */
+  readonly structuredOutput?: StructuredOutput.Policy | undefined
 }
 
 /** One turn under way. @category Models */
@@ -111,7 +117,8 @@ export const completion = (turn: Turn): Effect.Effect<ReadonlyArray<TurnEvent>> 
       iterations: state.iteration,
       lastMessage: state.lastMessage,
       error: stop.error,
-      message: stop.message
+      message: stop.message,
+      ...(stop.structuredOutput !== undefined ? { structuredOutput: stop.structuredOutput } : {})
     })]
   })
 

@@ -20,7 +20,9 @@ import type { StageReport } from "./Stage.js"
  * streaming (`aborted_streaming`) or running tools (`aborted_tools`), the conversation cannot be
  * made to fit the context window (`prompt_too_long`: compaction failed or its breaker tripped),
  * the answer was still cut by `max_tokens` after the allowed continuations (`max_output_tokens`), or
- * the session's spending budget is spent (`budget_exhausted`, see `TurnLoop.Options.budget`).
+ * the session's spending budget is spent (`budget_exhausted`, see `TurnLoop.Options.budget`), or
+ * the answers failed to give the structured output asked for too often
+ * (`structured_output_retry_exhausted`, see `StructuredOutput`).
  *
  * @category Models
  */
@@ -33,6 +35,7 @@ export type TerminalReason =
   | "prompt_too_long"
   | "max_output_tokens"
   | "budget_exhausted"
+  | "structured_output_retry_exhausted"
 
 /** @category Models */
 export type TurnEvent = Data.TaggedEnum<{
@@ -66,6 +69,8 @@ export type TurnEvent = Data.TaggedEnum<{
     readonly error: ModelError | undefined
     /** For `prompt_too_long` and `max_output_tokens`: what happened, for people. */
     readonly message?: string | undefined
+    /** With an output schema, a `completed` turn's structured output (the accepted `StructuredOutput` call's input). */
+    readonly structuredOutput?: unknown
   }
 }>
 

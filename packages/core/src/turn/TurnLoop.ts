@@ -73,7 +73,8 @@ const make = (options: Options): Effect.Effect<Turn, never, Requirements | Scope
           promptTooLong: options.promptTooLong ?? TurnPolicy.claudeCode.promptTooLong
         },
         maxTokens: options.maxTokens,
-        canCompact: compactor.available
+        canCompact: compactor.available,
+        structuredOutput: options.structuredOutput
       },
       loop: yield* Ref.make(LoopState.initial(options.model)),
       spent: options.budget ?? Effect.succeed(undefined),

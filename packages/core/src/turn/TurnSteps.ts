@@ -20,6 +20,7 @@ import type * as Accumulator from "../model/Accumulator.js"
 import type { ModelError } from "../model/ModelError.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
 import * as NestedMemory from "../memory/NestedMemory.js"
+import * as StructuredOutput from "../output/StructuredOutput.js"
 import * as TokenUsage from "../session/TokenUsage.js"
 import * as ToolRuntime from "../tool/ToolRuntime.js"
 import * as Decide from "./Decide.js"
@@ -66,7 +67,9 @@ const runTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, executor: ToolR
       const message = yield* withMemory(turn, uses, answerAll(uses, executor.finished, ToolRuntime.interruptedResult))
       yield* append(turn, message)
       yield* Ref.update(turn.loop, LoopState.toolsAnswered)
-      yield* decide(turn, Decide.Outcome.ToolsAnswered({ spent: yield* turn.spent }))
+      const policy = turn.options.structuredOutput
+      const structured = policy === undefined ? undefined : StructuredOutput.roundOf(policy, uses, message)
+      yield* decide(turn, Decide.Outcome.ToolsAnswered({ spent: yield* turn.spent, structured }))
       return [TurnEvent.ToolResults({ message }), ...(yield* completion(turn))]
     }))
   )
