@@ -394,6 +394,9 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   }
   const notYet = notHonouredYet(o)
   if (notYet.length > 0) return usage(`${notYet.join(", ")}: not supported by Keel yet.`)
+  if (o.includeHookEvents === true && o.outputFormat !== "stream-json") {
+    return usage("--include-hook-events needs --output-format stream-json (the hook events are stream-json messages).")
+  }
   if (o.thinking === "disabled" && o.maxThinkingTokens !== undefined) {
     return usage("--thinking disabled and --max-thinking-tokens contradict each other; use one.")
   }
@@ -452,7 +455,6 @@ const notHonouredYet = (o: Record<string, unknown>): Array<string> => [
   ...(o.effort !== undefined ? ["--effort"] : []),
   ...(o.thinking !== undefined ? ["--thinking"] : []),
   ...(o.maxThinkingTokens !== undefined ? ["--max-thinking-tokens"] : []),
-  ...(o.includeHookEvents === true ? ["--include-hook-events"] : []),
   ...(o.allowDangerouslySkipPermissions === true ? ["--allow-dangerously-skip-permissions"] : [])
 ]
 

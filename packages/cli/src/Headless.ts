@@ -27,6 +27,8 @@ import * as Stream from "effect/Stream"
 import { McpServers } from "@keel/tools"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
+import * as HookMessages from "./hook/HookMessages.js"
+import * as HostHooks from "./hook/HostHooks.js"
 import * as HostRequests from "./HostRequests.js"
 import * as Runtime from "./Runtime.js"
 
@@ -109,6 +111,12 @@ const runTurn = (
     )
   })
 
+/** With `--include-hook-events` (and `stream-json`), each hook run's messages as stdout lines. */
+const hookEvents = (flags: Flags, out: (text: string) => void): Runtime.Options["onHookEvent"] =>
+  flags.includeHookEvents && flags.outputFormat === "stream-json"
+    ? (event) => out(JSON.stringify(HookMessages.messageOf(event, () => crypto.randomUUID())) + "\n")
+    : undefined
+
 /** Prints a run's failure outside a turn (one line each, a stack only with `--debug`); returns its exit code. */
 const failed = (cause: Cause.Cause<unknown>, flags: Flags, io: Io): number => {
   const failure = Runtime.describeFailure(cause, flags.debug)
@@ -126,7 +134,7 @@ const failed = (cause: Cause.Cause<unknown>, flags: Flags, io: Io): number => {
  * @category Running
  */
 export const run = async (flags: Flags, prompt: string, io: Io): Promise<number> => {
-  const options: Runtime.Options = { ...flags, cwd: process.cwd() }
+  const options: Runtime.Options = { ...flags, cwd: process.cwd(), onHookEvent: hookEvents(flags, io.out) }
   const program = Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
     for (const warning of warnings) io.err(`keel: ${warning}\n`)
@@ -326,8 +334,16 @@ export const lineErrorResult = (
  */
 export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>, io: Io): Promise<number> => {
   const asking = flags.permissionPromptTool === "stdio"
-  const options: Runtime.Options = { ...flags, cwd: process.cwd(), askThroughActions: asking }
   const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
+  // The host's callback hooks (registered by its `initialize`) ask it over the control protocol.
+  const hostHooks = HostHooks.make(write, () => crypto.randomUUID())
+  const options: Runtime.Options = {
+    ...flags,
+    cwd: process.cwd(),
+    askThroughActions: asking,
+    hostHooks,
+    onHookEvent: hookEvents(flags, io.out)
+  }
   const program = Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
     const ids = yield* Ids.Ids
@@ -368,6 +384,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       mcpServers: yield* McpServers.McpServers,
       permissions: yield* Permissions.Permissions,
       uuids,
+      hostHooks,
       write,
       err: io.err
     }
@@ -389,6 +406,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     const answer = (item: Extract<InputLine, { _tag: "Response" }>) =>
       Effect.gen(function*() {
         const { response } = item
+        if (yield* hostHooks.take(response)) return
         const action = (yield* actions.pending).find((a) => a.id === response.requestId)
         const given = response._tag === "Answer" || action === undefined
           ? (response._tag === "Answer" ? response.answer : undefined)

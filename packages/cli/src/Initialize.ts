@@ -1,10 +1,9 @@
 /**
  * The Claude Agent SDK's `initialize` control request, as `keel` answers it over stream-json: the
  * session's slash commands, subagent types, output style, models and account. What a host can ask
- * in it that Keel does not do yet (hooks registered by callback, in-process SDK MCP servers, a JSON
+ * in it that Keel does not do yet (in-process SDK MCP servers, a JSON
  * schema for the output, custom agents, a system prompt of its own) is refused with an error
- * response naming it: never ignored, so a host's hook that was meant to block a call cannot be
- * silently skipped.
+ * response naming it: never ignored. Hooks registered by callback are taken up by `hook/HostHooks`.
  *
  * @since 0.1.0
  */
@@ -22,7 +21,6 @@ const isDefaultSystemPrompt = (value: unknown): boolean =>
 
 /** The `initialize` options Keel does not honour yet, by their SDK names (empty: all is honoured). @category Checking */
 export const unsupported = (request: Record<string, unknown>): ReadonlyArray<string> => [
-  ...(nonEmpty(request.hooks) ? ["hooks"] : []),
   ...(nonEmpty(request.sdkMcpServers) ? ["sdkMcpServers"] : []),
   ...(nonEmpty(request.jsonSchema) ? ["jsonSchema (outputFormat)"] : []),
   ...(nonEmpty(request.agents) ? ["agents"] : []),
@@ -44,5 +42,7 @@ export const response = (init: SdkMessage.SystemInit, commands: ReadonlyArray<Co
   available_output_styles: [init.output_style],
   models: [{ value: init.model, displayName: init.model, description: "The session's model" }],
   account: { apiKeySource: init.apiKeySource, apiProvider: "firstParty" },
+  // Host hooks' `onFailure` is honoured (see `hook/HostHooks`).
+  hook_on_failure_supported: true,
   pid: process.pid
 })

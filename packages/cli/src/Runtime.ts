@@ -18,6 +18,7 @@ import {
   ContextAssembly,
   ContextManagement,
   Fallback,
+  Hooks,
   Ids,
   type ModelClient,
   Permissions,
@@ -41,6 +42,8 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import type { Flags } from "./Flags.js"
+import type * as HostHooks from "./hook/HostHooks.js"
+import * as HooksLayer from "./hook/HooksLayer.js"
 import * as Settings from "./Settings.js"
 import * as Telemetry from "./Telemetry.js"
 
@@ -82,6 +85,12 @@ export interface Options extends
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
   readonly debug?: boolean | undefined
+  /** The embedder's callback hooks (`query()`'s `hooks`), run after the settings files' hooks. */
+  readonly hookCallbacks?: Hooks.Config | undefined
+  /** A stream-json host's callback hooks (registered by its `initialize`), run after those. */
+  readonly hostHooks?: HostHooks.Bridge | undefined
+  /** Told of every hook run (`--include-hook-events`). */
+  readonly onHookEvent?: ((event: Hooks.Lifecycle) => void) | undefined
 }
 
 /**
@@ -116,6 +125,7 @@ export type Services =
   | Commands.Commands
   | Ids.Ids
   | Actions.Actions
+  | Hooks.Hooks
 
 /** Errors of building the layers. @category Errors */
 export type LayerError =
@@ -186,7 +196,15 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> => {
     ContextAssembly.layerConfig,
     SessionStore.layerConfig,
     commands(options.cwd),
-    Ids.layer
+    Ids.layer,
+    // Hooks: the settings files' commands, then the embedder's and the host's callbacks.
+    HooksLayer.layer({
+      cwd: options.cwd,
+      env: definedEnv(options.env),
+      callbacks: options.hookCallbacks,
+      host: options.hostHooks,
+      observe: options.onHookEvent
+    }).pipe(Layer.provide(Layer.merge(SessionStore.layerConfig, Ids.layer)))
   ).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(permissions),

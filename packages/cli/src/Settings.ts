@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { Flags } from "./Flags.js"
+import { HooksSetting } from "./hook/HooksSetting.js"
 
 /** The part of a settings file Keel reads. @category Schemas */
 export const SettingsFile = Schema.Struct({
@@ -23,7 +24,8 @@ export const SettingsFile = Schema.Struct({
     ask: Schema.optional(Schema.Array(Schema.String)),
     defaultMode: Schema.optional(Schema.Literal(...Permissions.MODES)),
     additionalDirectories: Schema.optional(Schema.Array(Schema.String))
-  }))
+  })),
+  hooks: Schema.optional(HooksSetting)
 })
 
 /** A settings file that cannot be used. @category Errors */
@@ -88,4 +90,32 @@ export const permissions = (
       })
     }
     return built.config
+  })
+
+/**
+ * The `hooks` of each settings file that has some, least local first (the files of {@link files}).
+ * A file that is not valid settings is an error naming it.
+ *
+ * @category Loading
+ */
+export const hooks = (
+  home: string,
+  cwd: string
+): Effect.Effect<ReadonlyArray<{ readonly file: string; readonly hooks: HooksSetting }>, InvalidSettings, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const found: Array<{ readonly file: string; readonly hooks: HooksSetting }> = []
+    for (const file of files(home, cwd, path)) {
+      const text = yield* Effect.option(fs.readFileString(file))
+      if (text._tag === "None") continue
+      const parsed = decode(text.value)
+      if (parsed._tag === "Left") {
+        return yield* new InvalidSettings({
+          message: `${file} is not valid settings: ${ParseResult.TreeFormatter.formatErrorSync(parsed.left)}`
+        })
+      }
+      if (parsed.right.hooks !== undefined) found.push({ file, hooks: parsed.right.hooks })
+    }
+    return found
   })

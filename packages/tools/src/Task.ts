@@ -23,6 +23,7 @@
  */
 import {
   AnthropicModel,
+  type Hooks,
   type Compactor,
   Ids,
   Message,
@@ -162,6 +163,7 @@ type Requirements =
   | ToolRegistry.ToolRegistry
   | Permissions.Permissions
   | Ids.Ids
+  | Hooks.Hooks
 
 /** The subagent's turn: its events reported to the parent's output as they come, its end returned. */
 const runSubagent = (

@@ -102,9 +102,28 @@ const afterAnswer = (
         yield* append(turn, answered)
         return [TurnEvent.ToolResults({ message: answered }), ...(yield* completion(turn))]
       }),
-    Stop: () => completion(turn),
+    Stop: () => stopped(turn, message),
     CallModel: () => Effect.succeed([]),
     Compact: () => Effect.succeed([])
+  })
+
+/**
+ * The model ended the turn: the turn's stop check may make it go on (a Stop hook's block) with its
+ * user message, unless the call budget is spent; else the closing event.
+ */
+const stopped = (turn: Turn, message: AssistantMessage): Effect.Effect<ReadonlyArray<TurnEvent>> =>
+  Effect.gen(function*() {
+    const state = yield* Ref.get(turn.loop)
+    const onStop = turn.options.onStop
+    if (onStop === undefined || state.stop?.reason !== "completed" || state.iteration >= turn.decisions.policy.maxTurns) {
+      return yield* completion(turn)
+    }
+    const prompt = yield* onStop(message)
+    if (prompt === undefined) return yield* completion(turn)
+    const resume = new UserMessage({ content: prompt })
+    yield* append(turn, resume)
+    yield* Ref.update(turn.loop, (s) => ({ ...s, stop: undefined }))
+    return [TurnEvent.Continuation({ message: resume })]
   })
 
 /**
