@@ -101,6 +101,8 @@ export const check = <R>(
   pre: Extract<Pre, { _tag: "Go" }>
 ): Effect.Effect<Permissions.Decision, never, R | Hooks | SessionState> =>
   Effect.gen(function*() {
+    // Without a hook decision or a Notification hook, the policy alone (no second look at the rules).
+    if (pre.decision === undefined && !(yield* Hooks).events.has("Notification")) return yield* checked(request)
     const decided = Permissions.decide(policy.config, request)
     if (pre.decision === "allow" && decided._tag === "Ask" && !Permissions.USER_INTERACTION_TOOLS.has(request.toolName)) {
       return { _tag: "Allow" } as const
