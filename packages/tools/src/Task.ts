@@ -23,7 +23,7 @@
  */
 import {
   AnthropicModel,
-  type Hooks,
+  Hooks,
   type Compactor,
   Ids,
   Message,
@@ -31,6 +31,7 @@ import {
   type ModelClient,
   Permissions,
   type Pipeline,
+  SessionHooks,
   Session,
   SessionState,
   TokenUsage,
@@ -224,7 +225,12 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type, Requir
           maxTurns,
           system: agent.systemPrompt(context.cwd),
           cwd: context.cwd,
-          emitStreamEvents: false
+          emitStreamEvents: false,
+          // SubagentStop: its hooks may make the subagent go on (bounded, as Stop).
+          onStop: SessionHooks.stopCheck(yield* Hooks.Hooks, { sessionId: parent.sessionId, cwd: context.cwd }, {
+            id: child.sessionId,
+            type: agentType
+          })
         }, context.emit).pipe(
           Effect.provideService(SessionState.SessionState, child),
           Effect.provideService(ToolRegistry.ToolRegistry, registry),
