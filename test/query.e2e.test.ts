@@ -330,11 +330,11 @@ describe("query()", () => {
 
     const env = { ANTHROPIC_API_KEY: "test-key", KEEL_HOME: path.join(dir, ".keel-home") }
     const unsupported = await rejection(
-      query({ prompt: "hi", options: { cwd: dir, env, hooks: {}, outputFormat: { type: "json_schema" } } as Query.Options }).next()
+      query({ prompt: "hi", options: { cwd: dir, env, agents: {}, outputFormat: { type: "json_schema" } } as Query.Options }).next()
     )
     assert.instanceOf(unsupported, QueryError)
     assert.strictEqual((unsupported as QueryError).code, 2)
-    assert.include((unsupported as QueryError).message, "Keel does not support the options hooks, outputFormat")
+    assert.include((unsupported as QueryError).message, "Keel does not support the options agents, outputFormat")
 
     const auto = await rejection(
       query({ prompt: "hi", options: { cwd: dir, env, permissionMode: "auto" } as unknown as Query.Options }).next()
