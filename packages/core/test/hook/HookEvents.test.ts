@@ -5,7 +5,7 @@
  * continuation, the budget), SessionEnd when the session closes.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { type HookEvent, type HookOutput, Hooks, Message, Permissions, Session, type SdkMessage, TestModel, Tool } from "@keel/core"
+import { Compactor, type HookEvent, type HookOutput, Hooks, Message, Permissions, Pipeline, Session, type SdkMessage, Stage, TestModel, Tool } from "@keel/core"
 import { Testing } from "@keel/core/testing"
 import { Effect, Exit, Layer, Schema, Scope } from "effect"
 import { collect, resultOf } from "../support/Sessions.js"
@@ -249,3 +249,42 @@ describe("SessionEnd", () => {
 
 // Keep the SDK message type in use for readers of this file.
 export type _Messages = SdkMessage.SdkMessage
+
+describe("PreCompact", () => {
+  const recording = (seen: Array<HookEvent.HookInput>): Hooks.Config => ({ PreCompact: [{ hooks: [hook({}, seen)] }] })
+
+  it.scoped("manual: /compact fires it with the user's instructions before compacting", () => {
+    const seen: Array<HookEvent.HookInput> = []
+    const compactor = Layer.succeed(Compactor.Compactor, {
+      ...Compactor.none,
+      available: true,
+      manual: (messages) => Effect.succeed({ messages, report: "compacted" })
+    })
+    return Effect.gen(function*() {
+      const session = yield* Session.make(options)
+      yield* collect(session.submit("hello"))
+      yield* collect(session.submit("/compact keep the API notes"))
+      assert.deepStrictEqual(seen.map((i) => [(i as any).trigger, (i as any).custom_instructions]), [["manual", "keep the API notes"]])
+    }).pipe(Effect.provide(Testing.layer([TestModel.text("hi")], {
+      hooks: Hooks.layer(recording(seen)),
+      context: Layer.merge(Pipeline.layerEmpty, compactor)
+    })))
+  })
+
+  it.scoped("auto: a stage that announces compacting fires it first", () => {
+    const seen: Array<HookEvent.HookInput> = []
+    const stage: Stage.Stage = {
+      id: Stage.id("test-compact"),
+      announce: () => "compacting",
+      run: (messages) => Effect.succeed({ messages })
+    }
+    return Effect.gen(function*() {
+      const session = yield* Session.make(options)
+      yield* collect(session.submit("hello"))
+      assert.deepStrictEqual(seen.map((i) => [(i as any).trigger, (i as any).custom_instructions]), [["auto", null]])
+    }).pipe(Effect.provide(Testing.layer([TestModel.text("hi")], {
+      hooks: Hooks.layer(recording(seen)),
+      context: Layer.merge(Pipeline.layer([stage]), Compactor.layerNone)
+    })))
+  })
+})
