@@ -3,7 +3,7 @@
  * compaction, the given tools with no permission checks (the explicit allow-all policy), ids from
  * the platform's generator; and `Sink`, the tool the `bench-tool-N` scenarios call.
  */
-import { Compactor, Ids, Permissions, Pipeline, Tool, ToolRegistry, ToolRuntime } from "@keel/core"
+import { Compactor, Hooks, Ids, Permissions, Pipeline, Tool, ToolRegistry, ToolRuntime } from "@keel/core"
 import { Effect, Layer, Schema } from "effect"
 
 /** Takes data, returns its length. */
@@ -24,5 +24,6 @@ export const turnServices = (tools: ReadonlyArray<Tool.Any> = []) =>
       Layer.provideMerge(ToolRegistry.layer(tools)),
       Layer.provideMerge(Permissions.layerAllowAll)
     ),
-    Ids.layer
+    Ids.layer,
+    Hooks.layerNone
   )

@@ -19,6 +19,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import {
   AnthropicModel,
   Compactor,
+  Hooks,
   Ids,
   Message,
   ModelClient,
@@ -108,7 +109,8 @@ const main = async () => {
       | ToolRuntime.ToolRuntime
       | ToolRegistry.ToolRegistry
       | Permissions.Permissions
-      | Ids.Ids,
+      | Ids.Ids
+      | Hooks.Hooks,
       unknown
     >,
     model: string,

@@ -11,6 +11,7 @@ import {
   BuiltinCommands,
   ContextAssembly,
   ContextManagement,
+  Hooks,
   Ids,
   Permissions,
   PromptCaching,
@@ -41,7 +42,8 @@ const Kernel = Layer.mergeAll(
   ContextAssembly.layer({ home }), // or ContextAssembly.layerMinimal
   SessionStore.layerFile({ home }), // or SessionStore.layerNoop
   BuiltinCommands.layer, // add your own with Commands.layerAppend([...])
-  Ids.layer
+  Ids.layer,
+  Hooks.layerNone
 ).pipe(
   Layer.provideMerge(BuiltinTools.layer()),
   // Claude Code's default mode: reads run, edits and shell commands ask (and, with nobody to ask,

@@ -109,14 +109,14 @@ describe("keel under the Claude Agent SDK's query()", () => {
     assert.include(refusal, "Switching to permission mode bypassPermissions was refused")
   }, TIMEOUT)
 
-  it("initialize options Keel does not do yet are refused, naming them (a host hook is never silently skipped)", async () => {
+  it("initialize options Keel does not do are refused, naming them (a host hook is never silently skipped)", async () => {
     const dir = workdir()
     const server = await fake([FakeAnthropic.textReply("never")])
     const { error } = await run(dir, server, {
-      hooks: { PreToolUse: [{ hooks: [async () => ({ decision: "block", reason: "no" })] }] }
+      hooks: { PostToolUseFailure: [{ hooks: [async () => ({ decision: "block", reason: "no" })] }] }
     })
     assert.isDefined(error)
-    assert.include(error!.message, "Keel does not support these initialize options yet: hooks")
+    assert.include(error!.message, "Keel cannot run these hooks: hooks.PostToolUseFailure")
     assert.strictEqual(server.requests.length, 0, "nothing ran")
   }, TIMEOUT)
 })

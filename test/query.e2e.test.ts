@@ -330,11 +330,11 @@ describe("query()", () => {
 
     const env = { ANTHROPIC_API_KEY: "test-key", KEEL_HOME: path.join(dir, ".keel-home") }
     const unsupported = await rejection(
-      query({ prompt: "hi", options: { cwd: dir, env, hooks: {}, sandbox: {} } as Query.Options }).next()
+      query({ prompt: "hi", options: { cwd: dir, env, sandbox: {}, plugins: [] } as Query.Options }).next()
     )
     assert.instanceOf(unsupported, QueryError)
     assert.strictEqual((unsupported as QueryError).code, 2)
-    assert.include((unsupported as QueryError).message, "Keel does not support the options hooks, sandbox")
+    assert.include((unsupported as QueryError).message, "Keel does not support the options sandbox, plugins")
 
     const auto = await rejection(
       query({ prompt: "hi", options: { cwd: dir, env, permissionMode: "auto" } as unknown as Query.Options }).next()

@@ -482,8 +482,9 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
   if (o.jsonSchema !== undefined && !o.print && o.inputFormat !== "stream-json") {
     return usage("--json-schema works with -p (the result of a headless run carries structured_output); add -p.")
   }
-  const notYet = notHonouredYet(o)
-  if (notYet.length > 0) return usage(`${notYet.join(", ")}: not supported by Keel yet.`)
+  if (o.includeHookEvents === true && o.outputFormat !== "stream-json") {
+    return usage("--include-hook-events needs --output-format stream-json (the hook events are stream-json messages).")
+  }
   if (o.thinking === "disabled" && o.maxThinkingTokens !== undefined && o.maxThinkingTokens > 0) {
     return usage("--thinking disabled and --max-thinking-tokens contradict each other; use one.")
   }
@@ -532,11 +533,6 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     }
   }
 }
-
-/** Flags parsed but not acted on yet: refused, never silently ignored (each line goes as its flag is honoured). */
-const notHonouredYet = (o: Record<string, unknown>): Array<string> => [
-  ...(o.includeHookEvents === true ? ["--include-hook-events"] : [])
-]
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 

@@ -27,6 +27,8 @@ import * as Stream from "effect/Stream"
 import { Agents, McpServers } from "@keel/tools"
 import * as ControlMessages from "./ControlMessages.js"
 import type { Flags } from "./Flags.js"
+import * as HookMessages from "./hook/HookMessages.js"
+import * as HostHooks from "./hook/HostHooks.js"
 import * as HostAnswers from "./host/HostAnswers.js"
 import * as HostStartup from "./host/HostStartup.js"
 import * as InitializeAgents from "./host/InitializeAgents.js"
@@ -113,6 +115,12 @@ const runTurn = (
     )
   })
 
+/** With `--include-hook-events` (and `stream-json`), each hook run's messages as stdout lines. */
+const hookEvents = (flags: Flags, out: (text: string) => void): Runtime.Options["onHookEvent"] =>
+  flags.includeHookEvents && flags.outputFormat === "stream-json"
+    ? (event) => out(JSON.stringify(HookMessages.messageOf(event, () => crypto.randomUUID())) + "\n")
+    : undefined
+
 /** Prints a run's failure outside a turn (one line each, a stack only with `--debug`); returns its exit code. */
 const failed = (cause: Cause.Cause<unknown>, flags: Flags, io: Io): number => {
   const failure = Runtime.describeFailure(cause, flags.debug)
@@ -130,7 +138,7 @@ const failed = (cause: Cause.Cause<unknown>, flags: Flags, io: Io): number => {
  * @category Running
  */
 export const run = async (flags: Flags, prompt: string, io: Io): Promise<number> => {
-  const options: Runtime.Options = { ...flags, cwd: process.cwd() }
+  const options: Runtime.Options = { ...flags, cwd: process.cwd(), onHookEvent: hookEvents(flags, io.out) }
   const program = Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
     for (const warning of warnings) io.err(`keel: ${warning}\n`)
@@ -331,6 +339,8 @@ export const lineErrorResult = (
 export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>, io: Io): Promise<number> => {
   const asking = flags.permissionPromptTool === "stdio"
   const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
+  // The host's callback hooks (registered by its `initialize`) ask it over the control protocol.
+  const hostHooks = HostHooks.make(write, () => crypto.randomUUID())
   const program = (options: Runtime.Options, host: HostStartup.Started) => Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
     const ids = yield* Ids.Ids
@@ -372,6 +382,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       agents: (yield* Agents.Agents).info,
       initializedAhead: host.initializeId,
       uuids,
+      hostHooks,
       write,
       err: io.err,
       firstInitialize: host.initializeId,
@@ -396,6 +407,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
     const answer = (item: Extract<InputLine, { _tag: "Response" }>) =>
       Effect.gen(function*() {
         const { response } = item
+        if (yield* hostHooks.take(response)) return
         const action = (yield* actions.pending).find((a) => a.id === response.requestId)
         const given = response._tag === "Answer" || action === undefined
           ? (response._tag === "Answer" ? response.answer : undefined)
@@ -481,6 +493,8 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
       askThroughActions: asking,
       sdkMcpServers: host.mcp,
       initialize: host.initialize,
+      hostHooks,
+      onHookEvent: hookEvents(flags, io.out),
       ...InitializeAgents.runOptions(host.initialize),
       systemPrompt: prompt?.systemPrompt ?? flags.systemPrompt,
       appendSystemPrompt: [flags.appendSystemPrompt, prompt?.appendSystemPrompt].filter((p) => p !== undefined).join("\n\n") ||

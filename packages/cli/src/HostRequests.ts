@@ -10,6 +10,7 @@
 import { type Commands, Permissions, type Session, type SessionRuntime } from "@keel/core"
 import type { Agents, McpServers } from "@keel/tools"
 import * as Effect from "effect/Effect"
+import type * as HostHooks from "./hook/HostHooks.js"
 import * as Initialize from "./Initialize.js"
 import * as ThinkingRequest from "./ThinkingRequest.js"
 
@@ -35,6 +36,8 @@ export interface Context {
   readonly initializedAhead?: string | undefined
   /** The host's uuids of the user messages that wait, by turn id. */
   readonly uuids: ReadonlyMap<string, string>
+  /** Where `initialize`'s callback hooks are registered. */
+  readonly hostHooks: HostHooks.Bridge
   /** Writes one stdout line (a value as JSON). */
   readonly write: (message: unknown) => void
   /** Writes to stderr. */
@@ -89,7 +92,13 @@ export const answer = (request: Request, context: Context): Effect.Effect<Outcom
         if (missing.length > 0) {
           return Effect.as(refuse(`Keel does not support these initialize options yet: ${missing.join(", ")}`), "refused-init" as const)
         }
-        return Effect.flatMap(session.init, (init) => respond(Initialize.response(init, context.commands, context.agents)))
+        const hooks = context.hostHooks.register(request.request.hooks)
+        if (hooks.length > 0) {
+          return Effect.as(refuse(`Keel cannot run these hooks: ${hooks.join("; ")}`), "refused-init" as const)
+        }
+        const applied = request.request.hooks === undefined || request.request.hooks === null ? {} : { hooks_applied: true }
+        return Effect.flatMap(session.init, (init) =>
+          respond({ ...Initialize.response(init, context.commands, context.agents), ...applied }))
       })
     case "set_model": {
       // Later turns' model; none, null or "default" goes back to the session's first model.

@@ -4,10 +4,10 @@
  * servers are connected (see `host/SdkMcpHost`), its `agents` are the session's and its system
  * prompt options replace or extend Keel's, when it is the first input line (read before the session
  * is built, see `host/HostStartup`); a later `initialize` cannot change them, and is refused. Its
- * `jsonSchema` is honoured when it is the run's `--json-schema` (the SDK sends both). What a host
- * can ask in it that Keel does not do yet (hooks registered by callback, servers' settings beyond
- * `timeout`) is refused with an error response naming it: never ignored, so a host's hook that was
- * meant to block a call cannot be silently skipped.
+ * `jsonSchema` is honoured when it is the run's `--json-schema` (the SDK sends both); its hooks,
+ * registered by callback id, are taken up by `hook/HostHooks`. What a host can ask in it that Keel
+ * does not do (servers' settings beyond `timeout`, options that reshape the prompt) is refused with
+ * an error response naming it: never ignored.
  *
  * @since 0.1.0
  */
@@ -50,7 +50,6 @@ export const unsupported = (
   const { first } = options
   const connected = options.connected ?? []
   return [
-  ...(nonEmpty(request.hooks) ? ["hooks"] : []),
   ...SdkMcpHost.serversOf(request).filter((s) => !connected.includes(s.name)).map((s) =>
     `sdkMcpServers (${s.name}: Keel connects them only from an initialize on the first line of input, not in a session resumed with -p)`
   ),
@@ -124,5 +123,7 @@ export const response = (
   available_output_styles: [init.output_style],
   models: [{ value: init.model, displayName: init.model, description: "The session's model" }],
   account: { apiKeySource: init.apiKeySource, apiProvider: "firstParty" },
+  // Host hooks' `onFailure` is honoured (see `hook/HostHooks`).
+  hook_on_failure_supported: true,
   pid: process.pid
 })

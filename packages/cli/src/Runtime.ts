@@ -20,6 +20,7 @@ import {
   ContextAssembly,
   ContextManagement,
   Fallback,
+  Hooks,
   Ids,
   type ModelClient,
   NestedMemory,
@@ -46,6 +47,8 @@ import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
 import type { Flags } from "./Flags.js"
 import * as JsonSchemaOption from "./output/JsonSchemaOption.js"
+import type * as HostHooks from "./hook/HostHooks.js"
+import * as HooksLayer from "./hook/HooksLayer.js"
 import * as Settings from "./Settings.js"
 import * as SavedPermissions from "./settings/SavedPermissions.js"
 import * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
@@ -121,6 +124,12 @@ export interface Options extends
   readonly allowDangerouslySkipPermissions?: boolean | undefined
   /** The JSON Schema (JSON text) every answer must match: `--json-schema`, `query()`'s `outputFormat`. */
   readonly jsonSchema?: string | undefined
+  /** The embedder's callback hooks (`query()`'s `hooks`), run after the settings files' hooks. */
+  readonly hookCallbacks?: Hooks.Config | undefined
+  /** A stream-json host's callback hooks (registered by its `initialize`), run after those. */
+  readonly hostHooks?: HostHooks.Bridge | undefined
+  /** Told of every hook run (`--include-hook-events`). */
+  readonly onHookEvent?: ((event: Hooks.Lifecycle) => void) | undefined
 }
 
 /**
@@ -164,6 +173,7 @@ export type Services =
   | NestedMemory.NestedMemory
   | RunSettings.RunSettings
   | Agents.Agents
+  | Hooks.Hooks
 
 /** Errors of building the layers. @category Errors */
 export type LayerError =
@@ -272,7 +282,16 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
     SessionStore.layerConfig,
     commands(options.cwd),
     Ids.layer,
-    RunSettings.layer(loaded)
+    RunSettings.layer(loaded),
+    // Hooks: the settings files' commands, then the embedder's and the host's callbacks.
+    HooksLayer.layer({
+      cwd: options.cwd,
+      loaded,
+      env: definedEnv(options.env),
+      callbacks: options.hookCallbacks,
+      host: options.hostHooks,
+      observe: options.onHookEvent
+    }).pipe(Layer.provide(Layer.merge(SessionStore.layerConfig, Ids.layer)))
   ).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(permissions),

@@ -202,3 +202,19 @@ export * as OutputSchema from "./output/OutputSchema.js"
 export * as StructuredOutput from "./output/StructuredOutput.js"
 /** The `StructuredOutput` tool, whose input schema is the output schema. */
 export * as StructuredOutputTool from "./output/StructuredOutputTool.js"
+/** Hooks: Claude Code's hook events, their inputs and outputs, matchers, and the service that runs them. */
+export * as Hooks from "./hook/Hooks.js"
+/** Hook events and their inputs (Claude Code's `HookInput`). */
+export * as HookEvent from "./hook/HookEvent.js"
+/** Hook matchers: exact names, `|` lists, `*`, regular expressions. */
+export * as HookMatcher from "./hook/HookMatcher.js"
+/** A hook's JSON output and how one run reads. */
+export * as HookOutput from "./hook/HookOutput.js"
+/** The merged outcome of an event's hooks. */
+export * as HookOutcome from "./hook/HookOutcome.js"
+/** Command hooks: a process with the event's JSON on stdin. */
+export * as CommandHook from "./hook/CommandHook.js"
+/** The hooks around a tool call (PreToolUse, Notification, PostToolUse). */
+export * as ToolHooks from "./hook/ToolHooks.js"
+/** The hooks of a session's turns (SessionStart, UserPromptSubmit, Stop, SubagentStop, SessionEnd, PreCompact). */
+export * as SessionHooks from "./hook/SessionHooks.js"

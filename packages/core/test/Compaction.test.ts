@@ -10,6 +10,7 @@ import {
   BuiltinCommands,
   Compactor,
   ContextAssembly,
+  Hooks,
   Ids,
   Invariants,
   Message,
@@ -61,7 +62,8 @@ const sessionServices = Layer.mergeAll(
   ContextAssembly.layerMinimal,
   SessionStore.layerNoop,
   BuiltinCommands.layer,
-  Ids.layerSeeded(1)
+  Ids.layerSeeded(1),
+  Hooks.layerNone
 )
 
 const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>, options: Autocompact.Options = {}) => {

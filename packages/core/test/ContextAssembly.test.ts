@@ -12,6 +12,7 @@ import {
   ContextAssembly,
   Environment,
   GitContext,
+  Hooks,
   Ids,
   Permissions,
   Pipeline,
@@ -317,7 +318,8 @@ describe("ContextAssembly", () => {
         ContextAssembly.layer({}).pipe(Layer.provide(counting(counter))),
         SessionStore.layerNoop,
         BuiltinCommands.layer,
-        Ids.layerSeeded(1)
+        Ids.layerSeeded(1),
+        Hooks.layerNone
       )
 
     const run = (session: Session.Service, prompt: string) => Stream.runDrain(session.submit(prompt))

@@ -11,6 +11,7 @@ import {
   BuiltinCommands,
   Compactor,
   ContextAssembly,
+  Hooks,
   Ids,
   Message,
   ModelClient,
@@ -182,7 +183,8 @@ describe("prompt caching in a session, against the fake Messages API", () => {
     ContextAssembly.layer({}).pipe(Layer.provide(NodeContext.layer)),
     SessionStore.layerNoop,
     BuiltinCommands.layer,
-    Ids.layerSeeded(1)
+    Ids.layerSeeded(1),
+    Hooks.layerNone
   )
 
   const kernel = (url: string) =>

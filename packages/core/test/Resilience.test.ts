@@ -10,6 +10,7 @@ import {
   ContextAssembly,
   Fallback,
   IdleWatchdog,
+  Hooks,
   Ids,
   Invariants,
   Message,
@@ -368,7 +369,8 @@ const sessionLayer = (script: ReadonlyArray<TestModel.ScriptItem>, fallback: Rea
     ContextAssembly.layerMinimal,
     SessionStore.layerNoop,
     BuiltinCommands.layer,
-    Ids.layerSeeded(1)
+    Ids.layerSeeded(1),
+    Hooks.layerNone
   )
 
 const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) => Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))

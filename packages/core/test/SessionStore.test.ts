@@ -12,6 +12,7 @@ import {
   BuiltinCommands,
   ContextAssembly,
   FileState,
+  Hooks,
   Ids,
   Invariants,
   Message,
@@ -97,6 +98,7 @@ const kernelWithStages = (script: ReadonlyArray<TestModel.ScriptItem>, home: str
     storeLayer(home),
     BuiltinCommands.layer,
     Ids.layerSeeded(nextSeed()),
+    Hooks.layerNone,
     Testing.fixedRandom()
   )
 }

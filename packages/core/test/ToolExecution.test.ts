@@ -7,6 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   Compactor,
+  Hooks,
   Ids,
   Invariants,
   Message,
@@ -87,6 +88,7 @@ const setup = (
       Pipeline.layerEmpty,
       Compactor.layerNone,
       Ids.layerSeeded(1),
+      Hooks.layerNone,
       ToolRuntime.layer({ maxConcurrency: options.maxConcurrency ?? 10 }).pipe(
         Layer.provideMerge(ToolRegistry.layer(tools)),
         Layer.provideMerge(Permissions.layerAllowAll)

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   Compactor,
+  Hooks,
   Ids,
   Invariants,
   Permissions,
@@ -68,6 +69,7 @@ const setup = (
       Pipeline.layer(stages),
       Compactor.layerNone,
       Ids.layerSeeded(1),
+      Hooks.layerNone,
       ToolRuntime.layer().pipe(
         Layer.provideMerge(ToolRegistry.layer(tools)),
         Layer.provideMerge(Permissions.layerAllowAll)

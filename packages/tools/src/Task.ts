@@ -23,6 +23,7 @@
  */
 import {
   AnthropicModel,
+  Hooks,
   type Compactor,
   Ids,
   Message,
@@ -30,6 +31,7 @@ import {
   type ModelClient,
   Permissions,
   type Pipeline,
+  SessionHooks,
   Session,
   SessionState,
   TokenUsage,
@@ -166,6 +168,7 @@ type Requirements =
   | ToolRegistry.ToolRegistry
   | Permissions.Permissions
   | Ids.Ids
+  | Hooks.Hooks
 
 /** The subagent's turn: its events reported to the parent's output as they come, its end returned. */
 const runSubagent = (
@@ -229,7 +232,12 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type, Requir
           ...(thinking !== undefined ? { thinking } : {}),
           system: agent.systemPrompt(context.cwd),
           cwd: context.cwd,
-          emitStreamEvents: false
+          emitStreamEvents: false,
+          // SubagentStop: its hooks may make the subagent go on (bounded, as Stop).
+          onStop: SessionHooks.stopCheck(yield* Hooks.Hooks, { sessionId: parent.sessionId, cwd: context.cwd }, {
+            id: child.sessionId,
+            type: agentType
+          })
         }, context.emit).pipe(
           Effect.provideService(SessionState.SessionState, child),
           Effect.provideService(ToolRegistry.ToolRegistry, registry),

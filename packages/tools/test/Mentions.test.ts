@@ -10,6 +10,7 @@ import {
   BuiltinCommands,
   ContextAssembly,
   ContextManagement,
+  Hooks,
   Ids,
   Invariants,
   Message,
@@ -55,7 +56,8 @@ const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>, only?: ReadonlyAr
     ContextAssembly.layerMinimal,
     SessionStore.layerNoop,
     BuiltinCommands.layer,
-    Ids.layerSeeded(Testing.SEED)
+    Ids.layerSeeded(Testing.SEED),
+    Hooks.layerNone
   ).pipe(Layer.provideMerge(NodeContext.layer))
 
 const collect = (stream: Stream.Stream<SdkMessage.SdkMessage>) =>

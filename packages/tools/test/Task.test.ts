@@ -7,6 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   type Compactor,
+  Hooks,
   Ids,
   Message,
   ModelClient,
@@ -379,6 +380,7 @@ describe("Task", () => {
     assert.isTrue(needs<Permissions.Permissions>(true))
     assert.isTrue(needs<SessionState.SessionState>(true))
     assert.isTrue(needs<Ids.Ids>(true))
+    assert.isTrue(needs<Hooks.Hooks>(true))
     // With the turn's services it compiles.
     runAlone(call.pipe(Effect.provide(parentContext([]))))
   })

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as QueryHooks from "./QueryHooks.js"
 import { Message, Permissions, type SdkMessage } from "@keel/core"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -173,7 +174,7 @@ export interface SDKUserMessage {
 
 /**
  * Options of {@link query}: the Agent SDK's `Options`, the keys Keel supports, with their meanings.
- * Any other key (`hooks`, ...) rejects the
+ * Any other key (`sandbox`, ...) rejects the
  * query with a {@link QueryError} rather than being ignored.
  *
  * @category Models
@@ -224,6 +225,8 @@ export interface Options extends ThinkingOptions.ThinkingOptions {
   readonly fallbackModel?: string
   /** With `resume` or `continue`: go on as a new session (`sessionId`, or a new id) carrying the history. */
   readonly forkSession?: boolean
+  /** Callback hooks by event, as the Agent SDK's (see `QueryHooks`); they run after the settings files' hooks. */
+  readonly hooks?: QueryHooks.HooksOption
   /** Also yield `stream_event` messages with the raw model stream events. */
   readonly includePartialMessages?: boolean
   /** Ends a turn with `error_max_budget_usd` once the session has cost this many USD. */
@@ -287,6 +290,7 @@ export const SUPPORTED_OPTIONS: ReadonlyArray<keyof Options> = [
   "env",
   "fallbackModel",
   "forkSession",
+  "hooks",
   "includePartialMessages",
   "maxBudgetUsd",
   "maxThinkingTokens",
@@ -425,8 +429,11 @@ export const resolve = (
       }
     }
     const jsonSchema = yield* Effect.catchAll(JsonSchemaOption.fromOutputFormat(options.outputFormat), invalid)
+    const hooks = options.hooks === undefined ? { config: undefined } : QueryHooks.fromOption(options.hooks)
+    if ("problems" in hooks) return yield* invalid(`Keel cannot run these hooks: ${hooks.problems.join("; ")}`)
     return {
       runtime: {
+        hookCallbacks: hooks.config,
         cwd,
         agents: options.agents,
         agentsOrigin: "query() option agents",

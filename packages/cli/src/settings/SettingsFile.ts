@@ -1,7 +1,7 @@
 /**
  * One settings file as Claude Code writes it (`settings.json`): the keys Keel reads, each with the
- * message its invalid value gets (`env.FOO must be a string`). Every other key (`hooks` among them,
- * until hooks read it) is kept as it is and ignored, never rejected.
+ * message its invalid value gets (`env.FOO must be a string`). Every other key is kept as it is and
+ * ignored, never rejected.
  *
  * @since 0.1.0
  */
@@ -9,6 +9,7 @@ import { Permissions } from "@keel/core"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { HooksSetting } from "../hook/HooksSetting.js"
 
 /** `schema` whose own failure reads `message` (a failure inside it keeps its own message). */
 const must = <S extends Schema.Schema.Any>(schema: S, message: string): S => schema.annotations({ message: () => message }) as S
@@ -40,7 +41,8 @@ export const PermissionsSettings = must(
  * - `env`: variables set in the environment at start (tools' processes and the model client see them);
  * - `model`: the default model (`--model` and `ANTHROPIC_MODEL` come first);
  * - `additionalDirectories`: more folders the file tools may use (as under `permissions`);
- * - `apiKeyHelper`: a shell command whose output is the API key.
+ * - `apiKeyHelper`: a shell command whose output is the API key;
+ * - `hooks`: command hooks by event (each file's run, least local first; see `hook/HooksLayer`).
  *
  * @category Schemas
  */
@@ -50,7 +52,8 @@ export const SettingsFile = must(
     env: optional(must(Schema.Record({ key: Schema.String, value: text }), "must be an object of strings")),
     model: optional(mustBe(nonBlank, "must be a model name (a non-empty string)")),
     additionalDirectories: optional(texts),
-    apiKeyHelper: optional(mustBe(nonBlank, "must be a shell command (a non-empty string)"))
+    apiKeyHelper: optional(mustBe(nonBlank, "must be a shell command (a non-empty string)")),
+    hooks: optional(must(HooksSetting, "must be an object of event names, each an array of matchers"))
   }),
   "must be an object"
 )

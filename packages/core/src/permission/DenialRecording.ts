@@ -14,6 +14,14 @@ import type { Decision, Request, Service } from "./Permissions.js"
 /** A permission check that records its denials in the session it runs in. @category Models */
 export type RecordingCheck = (request: Request) => Effect.Effect<Decision, never, SessionState>
 
+/** Records a denial decided elsewhere (a PreToolUse hook's) in the session's permission denials. @category Combinators */
+export const recordDenial = (request: Request): Effect.Effect<void, never, SessionState> =>
+  Effect.flatMap(SessionState, (state) =>
+    Ref.update(state.permissionDenials, (ds) => [
+      ...ds,
+      { tool_name: request.toolName, tool_use_id: request.toolUseId, tool_input: request.input }
+    ]))
+
 /**
  * `permissions`' check, with each denial recorded in the session's permission denials.
  *
@@ -23,8 +31,4 @@ export const recordingDenials = (permissions: Service): RecordingCheck => (reque
   Effect.tap(permissions.check(request), (decision) =>
     decision._tag === "Allow"
       ? Effect.void
-      : Effect.flatMap(SessionState, (state) =>
-        Ref.update(state.permissionDenials, (ds) => [
-          ...ds,
-          { tool_name: request.toolName, tool_use_id: request.toolUseId, tool_input: request.input }
-        ])))
+      : recordDenial(request))

@@ -143,6 +143,8 @@ export interface Request {
   readonly isReadOnly: boolean
   readonly toolUseId: string
   readonly cwd: string
+  /** Ask even where the policy would allow, saying this (a PreToolUse hook's `ask`); a denial still denies. */
+  readonly forceAsk?: string | undefined
 }
 
 /** @category Models */
@@ -310,7 +312,10 @@ export const makeAsking = (config: Config, asker: Asker | undefined, options: As
           current = { ...current, mode }
         }),
     check: (request) => {
-      const decision = decide(current, request)
+      const decided = decide(current, request)
+      const decision = request.forceAsk !== undefined && decided._tag === "Allow"
+        ? { _tag: "Ask" as const, reason: request.forceAsk }
+        : decided
       switch (decision._tag) {
         case "Allow":
           return Effect.succeed({ _tag: "Allow" })

@@ -6,6 +6,9 @@
  *
  * @since 0.1.0
  */
+import * as Context from "effect/Context"
+import { Hooks } from "../hook/Hooks.js"
+import * as SessionHooks from "../hook/SessionHooks.js"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -83,7 +86,9 @@ const compactNow = (engine: Engine, instructions: string | undefined) =>
         ? { messages: history, halt: "Compaction is not available in this session" }
         : history.length === 0
         ? { messages: history, halt: "There is nothing to compact yet" }
-        : yield* engine.compactor.manual(history, {
+        : yield* Effect.zipRight(
+          SessionHooks.preCompact(Context.get(engine.services, Hooks), { sessionId: current.id, cwd: engine.options.cwd }, "manual", instructions),
+          engine.compactor.manual(history, {
           model: yield* Ref.get(engine.model),
           iteration: 0,
           sessionId: current.id,
@@ -91,6 +96,7 @@ const compactNow = (engine: Engine, instructions: string | undefined) =>
           cwd: engine.options.cwd,
           tools: engine.registry.definitions
         }, instructions)
+        )
       if (outcome.halt === undefined) {
         yield* Ref.set(state.messages, outcome.messages)
         recorder.note({ stage: "compact", report: outcome.report ?? "compacted", compaction: outcome.compaction })

@@ -13,6 +13,7 @@ import * as Ref from "effect/Ref"
 import type { Compactor } from "../context/Compactor.js"
 import type { CommandContext, Commands } from "../input/Commands.js"
 import type * as Mentions from "../input/Mentions.js"
+import type { Hooks } from "../hook/Hooks.js"
 import type { Ids } from "../ids/Ids.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import type * as Thinking from "../model/Thinking.js"
@@ -45,9 +46,10 @@ export type Requirements =
   | SessionStore
   | Commands
   | Ids
+  | Hooks
 
 /** The services a turn of the session runs with (its state is provided per turn). @category Models */
-export type TurnServices = ModelClient | ToolRuntime | ToolRegistry | Pipeline | Compactor | Permissions | Ids
+export type TurnServices = ModelClient | ToolRuntime | ToolRegistry | Pipeline | Compactor | Permissions | Ids | Hooks
 
 /** The session as it is now. `/clear` replaces it with a new one. @category Models */
 export interface Current {

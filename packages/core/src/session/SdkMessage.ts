@@ -291,6 +291,8 @@ export type TerminalReason =
   | Exclude<TurnEvent.TerminalReason, "max_output_tokens">
   /** A `stream-json` input line that could not start a turn (not JSON, not a user message). */
   | "turn_setup_failed"
+  /** A hook stopped the prompt before it reached the model (a UserPromptSubmit hook's block). */
+  | "hook_stopped"
 
 /**
  * `system`/`local_command_output`: what a slash command answered without calling the model (`/cost`,

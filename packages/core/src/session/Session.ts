@@ -26,6 +26,8 @@ import { Compactor } from "../context/Compactor.js"
 import { Commands } from "../input/Commands.js"
 import * as Mentions from "../input/Mentions.js"
 import * as SlashCommand from "../input/SlashCommand.js"
+import { Hooks } from "../hook/Hooks.js"
+import * as SessionHooks from "../hook/SessionHooks.js"
 import { Ids } from "../ids/Ids.js"
 import { NestedMemory } from "../memory/NestedMemory.js"
 import type { UserMessage } from "../message/Message.js"
@@ -190,7 +192,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       captureStackTrace: false,
       attributes: { "keel.cwd": options.cwd, "keel.model": options.model }
     })
-    const services = Context.pick(ModelClient, ToolRuntime, ToolRegistry, Pipeline, Compactor, Permissions, Ids)(
+    const services = Context.pick(ModelClient, ToolRuntime, ToolRegistry, Pipeline, Compactor, Permissions, Ids, Hooks)(
       yield* Effect.context<TurnServices>()
     ).pipe(Context.add(Tracer.ParentSpan, span), Context.add(NestedMemory, yield* NestedMemory)) as Context.Context<TurnServices>
     const model = yield* Ref.make(options.model)
@@ -217,6 +219,11 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       persist: options.persist !== false
     }
     const current = yield* Ref.make(yield* firstSession(parts, loaded))
+    // SessionEnd when the session closes (bounded by its hooks' timeouts).
+    const hooks = Context.get(services, Hooks)
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(Ref.get(current), (c) => SessionHooks.sessionEnd(hooks, { sessionId: c.id, cwd: options.cwd }, "other"))
+    )
     span.attribute("keel.session.id", (yield* Ref.get(current)).id)
     const engine: Engine = {
       ...parts,

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import * as Chunk from "effect/Chunk"
+import * as Context from "effect/Context"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -14,6 +15,8 @@ import * as Exit from "effect/Exit"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { Hooks } from "../hook/Hooks.js"
+import * as SessionHooks from "../hook/SessionHooks.js"
 import * as Mentions from "../input/Mentions.js"
 import { AssistantMessage, type Message, TextBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
 import * as StructuredOutput from "../output/StructuredOutput.js"
@@ -76,6 +79,48 @@ const userMessageOf = (
       read: engine.mentionReader,
       denied: Mentions.denyRules(engine.permissions.config, engine.options.cwd)
     }).pipe(Effect.provideService(SessionState, current.state), Effect.provide(engine.services))
+
+/** The text of a prompt (a message's text blocks). */
+const promptText = (prompt: string | UserMessage): string =>
+  typeof prompt === "string"
+    ? prompt
+    : typeof prompt.content === "string"
+    ? prompt.content
+    : prompt.content.flatMap((b) => (b instanceof TextBlock ? [b.text] : [])).join("\n")
+
+/** What SessionStart says started the session. */
+const sourceOf = (engine: Engine): "startup" | "resume" | "fork" =>
+  engine.options.resume === undefined && engine.options.continue !== true
+    ? "startup"
+    : engine.options.forkSession === true
+    ? "fork"
+    : "resume"
+
+/** `message` with the hooks' context for the model (empty pieces left out) after its content. */
+const withContext = (message: UserMessage, context: ReadonlyArray<string>): UserMessage => {
+  const texts = context.filter((text) => text !== "")
+  if (texts.length === 0) return message
+  const content = typeof message.content === "string" ? [new TextBlock({ text: message.content })] : message.content
+  return new UserMessage({ ...message, content: [...content, new TextBlock({ text: texts.join("\n") })] })
+}
+
+/** A prompt a UserPromptSubmit hook blocked: the reason for the user and an error result; nothing reaches the model. */
+const blockedPrompt = (engine: Engine, current: Current, reason: string, startedAt: number) =>
+  Effect.gen(function*() {
+    const stamp = stampOf(engine, current)
+    const text = `A UserPromptSubmit hook blocked this prompt: ${reason}`
+    const cost = yield* costOf(engine, current)
+    return [
+      SdkProjection.warning(text, stamp),
+      SdkProjection.commandResult({ text, isError: true, terminalReason: "hook_stopped" }, {
+        durationMs: (yield* Clock.currentTimeMillis) - startedAt,
+        apiDurationMs: 0,
+        modelUsage: cost.modelUsage,
+        totalCostUsd: cost.totalCostUsd,
+        permissionDenials: yield* Ref.get(current.state.permissionDenials)
+      }, stamp)
+    ]
+  })
 
 /** Why the turn runs on its model (see `TurnEnvelope.ModelReason`). */
 const modelReason = (engine: Engine, options: TurnOptions, sessionModel: string): TurnEnvelope.ModelReason =>
@@ -164,8 +209,16 @@ export const run = (
     const prepared = yield* current.prompt
     // A resumed turn has no new prompt: it runs on from its last answer's tool calls.
     const pendingTools = prompt === RESUME_TOOLS ? lastToolUses(yield* Ref.get(state.messages)) : undefined
+    const hooks = Context.get(engine.services, Hooks)
+    const where = { sessionId: current.id, cwd: engine.options.cwd, permissionMode: engine.permissions.config.mode }
+    // The session's first turn: SessionStart's hooks, their context joining the prompt.
+    const opened = prefix.some((m) => m.type === "system" && m.subtype === "init")
+    const startContext = opened ? yield* SessionHooks.sessionStart(hooks, where, sourceOf(engine)) : ""
     if (prompt !== RESUME_TOOLS) {
-      const user = yield* userMessageOf(engine, current, prompt)
+      const submitted = yield* SessionHooks.userPromptSubmit(hooks, where, promptText(prompt))
+      if (submitted._tag === "Blocked") return Stream.fromIterable([...prefix, ...(yield* blockedPrompt(engine, current, submitted.reason, startedAt))])
+      const expanded = yield* userMessageOf(engine, current, prompt)
+      const user = { ...expanded, message: withContext(expanded.message, [startContext, submitted.context]) }
       const { message: userMessage, skipped } = user
       yield* Ref.update(state.messages, (ms) => [...ms, userMessage])
       for (const skip of skipped) {
@@ -251,7 +304,8 @@ export const run = (
       pendingTools,
       structuredOutput: engine.options.structuredOutput === undefined
         ? undefined
-        : StructuredOutput.policy(engine.options.structuredOutput)
+        : StructuredOutput.policy(engine.options.structuredOutput),
+      onStop: SessionHooks.stopCheck(hooks, where)
     }).pipe(Effect.provideService(SessionState, state), Effect.provide(engine.services))
     const turn = events.pipe(
       Stream.mapChunksEffect(chunkToMessages),

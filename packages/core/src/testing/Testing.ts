@@ -30,6 +30,7 @@ import type { TestServices } from "effect/TestServices"
 import * as Compactor from "../context/Compactor.js"
 import * as BuiltinCommands from "../input/BuiltinCommands.js"
 import type * as Commands from "../input/Commands.js"
+import * as Hooks from "../hook/Hooks.js"
 import * as Ids from "../ids/Ids.js"
 import type * as ModelClient from "../model/ModelClient.js"
 import * as TestModel from "../model/TestModel.js"
@@ -82,6 +83,8 @@ export interface Options {
    * `Resilience.layer`); default none, a failure of the script is the call's failure.
    */
   readonly resilience?: Resilience.Options | undefined
+  /** The hooks (default none: `Hooks.layerNone`). */
+  readonly hooks?: Layer.Layer<Hooks.Hooks> | undefined
   /** The seed of the ids (default {@link SEED}); two layers with one seed give the same ids. */
   readonly seed?: number | undefined
 }
@@ -117,6 +120,7 @@ export const layer = (
     options.store ?? SessionStore.layerMemory(),
     options.commands ?? BuiltinCommands.layer,
     ids,
+    options.hooks ?? Hooks.layerNone,
     fixedRandom()
   )
 }

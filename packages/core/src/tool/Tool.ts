@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
 import type { Compactor } from "../context/Compactor.js"
+import type { Hooks } from "../hook/Hooks.js"
 import type { Ids } from "../ids/Ids.js"
 import type { DocumentBlock, ImageBlock, TextBlock } from "../message/Message.js"
 import type { ModelClient } from "../model/ModelClient.js"
@@ -43,7 +44,7 @@ export interface ToolContext {
  *
  * @category Models
  */
-export type Services = SessionState | ModelClient | Pipeline | Compactor | ToolRegistry | Permissions | Ids
+export type Services = SessionState | ModelClient | Pipeline | Compactor | ToolRegistry | Permissions | Ids | Hooks
 
 /** What a tool returns: text, or content blocks (images, documents). @category Models */
 export type ToolOutput = string | ReadonlyArray<TextBlock | ImageBlock | DocumentBlock>

@@ -18,7 +18,9 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import { type RecordingCheck, recordingDenials } from "../permission/DenialRecording.js"
+import * as Clock from "effect/Clock"
+import * as ToolHooks from "../hook/ToolHooks.js"
+import { type RecordingCheck, recordDenial, recordingDenials } from "../permission/DenialRecording.js"
 import { Permissions } from "../permission/Permissions.js"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -139,32 +141,56 @@ const plan = (registry: ToolRegistry["Type"], decoders: Decoders, call: ToolCall
   return { call, tool, input: { ok: true, value: decoded.right }, safe: safely(() => tool.isConcurrencySafe(decoded.right)) }
 }
 
-/** The input the call runs with, or why it does not run (its permission check said no). */
+/**
+ * The input the call runs with (and the PreToolUse hooks' context for the model), or why it does
+ * not run: a PreToolUse hook or the permission check said no, or a hook's new input is invalid.
+ */
 const checkCall = (
   check: RecordingCheck,
+  policy: Permissions["Type"],
   decoders: Decoders,
   tool: Any,
   call: ToolCall,
   decoded: unknown,
   cwd: string
-): Effect.Effect<{ readonly input: unknown } | { readonly denied: string }, never, Services> =>
-  Effect.map(
-    check({
-      toolName: tool.name,
-      input: call.block.input,
-      isReadOnly: safely(() => tool.isReadOnly(decoded)),
-      toolUseId: call.block.id,
-      cwd
-    }),
-    (decision) => {
-      if (decision._tag === "Deny") return { denied: decision.message }
-      if (decision.updatedInput === undefined) return { input: decoded }
-      const redecoded = decoders.get(tool)!(decision.updatedInput)
-      return redecoded._tag === "Right"
-        ? { input: redecoded.right }
-        : { denied: `The permission callback changed the input of ${tool.name} into an invalid one` }
+): Effect.Effect<
+  { readonly input: unknown; readonly raw: unknown; readonly context: ReadonlyArray<string> } | { readonly denied: string },
+  never,
+  Services
+> =>
+  Effect.gen(function*() {
+    const pre = yield* ToolHooks.preToolUse({ toolName: tool.name, input: call.block.input, toolUseId: call.block.id, cwd })
+    const request = { toolName: tool.name, input: call.block.input, isReadOnly: false, toolUseId: call.block.id, cwd }
+    if (pre._tag === "Denied") {
+      yield* recordDenial(request)
+      return { denied: pre.message }
     }
-  )
+    let raw: unknown = call.block.input
+    let value = decoded
+    if (pre.updatedInput !== undefined) {
+      const redecoded = decoders.get(tool)!(pre.updatedInput)
+      if (redecoded._tag === "Left") {
+        return {
+          denied: `A PreToolUse hook changed the input of ${tool.name} into an invalid one:\n` +
+            ParseResult.TreeFormatter.formatErrorSync(redecoded.left)
+        }
+      }
+      raw = pre.updatedInput
+      value = redecoded.right
+    }
+    const decision = yield* ToolHooks.check(
+      policy,
+      check,
+      { ...request, input: raw, isReadOnly: safely(() => tool.isReadOnly(value)) },
+      pre
+    )
+    if (decision._tag === "Deny") return { denied: decision.message }
+    if (decision.updatedInput === undefined) return { input: value, raw, context: pre.context }
+    const redecoded = decoders.get(tool)!(decision.updatedInput)
+    return redecoded._tag === "Right"
+      ? { input: redecoded.right, raw: decision.updatedInput, context: pre.context }
+      : { denied: `The permission callback changed the input of ${tool.name} into an invalid one` }
+  })
 
 /** How a call ended, for its span and its result. */
 const ended = (
@@ -177,6 +203,7 @@ const ended = (
 /** Checks and runs one planned call; every way it can end is a result (interruption excepted). */
 const execute = (
   check: RecordingCheck,
+  policy: Permissions["Type"],
   decoders: Decoders,
   p: Planned,
   cwd: string,
@@ -187,18 +214,28 @@ const execute = (
     return ended("invalid_input", errorResult(id, p.input.ok ? "Error: No such tool" : p.input.message))
   }
   const tool = p.tool
-  return Effect.flatMap(checkCall(check, decoders, tool, p.call, p.input.value, cwd), (c) =>
+  return Effect.flatMap(checkCall(check, policy, decoders, tool, p.call, p.input.value, cwd), (c) =>
     "denied" in c
       ? ended("denied", errorResult(id, c.denied))
-      : Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd, emit })).pipe(
-        Effect.matchCauseEffect({
-          onSuccess: (output) => ended("ok", successResult(tool, id, output)),
-          onFailure: (cause) =>
-            Cause.isInterruptedOnly(cause)
-              ? Effect.failCause(cause as Cause.Cause<never>)
-              : ended("error", errorResult(id, failureMessage(tool, cause)), tool.cancelsSiblingsOnError === true)
-        })
-      ))
+      : Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+        Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd, emit })).pipe(
+          Effect.matchCauseEffect({
+            onSuccess: (output) =>
+              Effect.flatMap(
+                ToolHooks.postToolUse({ toolName: tool.name, input: c.raw, toolUseId: id, cwd, output, startedAt }),
+                (after) =>
+                  ended("ok", ToolHooks.withContext(ToolHooks.withContext(successResult(tool, id, output), "PreToolUse", c.context), "PostToolUse", after))
+              ),
+            onFailure: (cause) =>
+              Cause.isInterruptedOnly(cause)
+                ? Effect.failCause(cause as Cause.Cause<never>)
+                : ended(
+                  "error",
+                  ToolHooks.withContext(errorResult(id, failureMessage(tool, cause)), "PreToolUse", c.context),
+                  tool.cancelsSiblingsOnError === true
+                )
+          })
+        )))
 }
 
 /** What a failed call says: its `ToolError`'s message, or that it crashed. */
@@ -237,7 +274,7 @@ export const make = (registry: ToolRegistry["Type"], policy: Permissions["Type"]
             safe: planned.safe,
             label: labelOf(call.block),
             run: (emit) =>
-              execute(check, decoders, planned, cwd, emit).pipe(
+              execute(check, policy, decoders, planned, cwd, emit).pipe(
                 Effect.onInterrupt(() => Effect.annotateCurrentSpan("keel.tool.outcome", "interrupted")),
                 Effect.withSpan("keel.tool", {
                   captureStackTrace: false,

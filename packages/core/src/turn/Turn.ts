@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as Tracer from "effect/Tracer"
 import type { Compactor } from "../context/Compactor.js"
-import { type Message, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
+import { type AssistantMessage, type Message, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
 import type * as NestedMemory from "../memory/NestedMemory.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import type { ModelRequest, QuerySource } from "../model/ModelRequest.js"
@@ -75,6 +75,12 @@ export interface Options {
    * the turn ends once a call of it is accepted, and after too many answers without one.
    */
   readonly structuredOutput?: StructuredOutput.Policy | undefined
+  /**
+   * Asked when the model ends the turn (an answer without tool calls): a user message to go on
+   * with instead (a Stop hook that blocks), or `undefined` to end. It bounds itself; the turn's
+   * call budget still applies.
+   */
+  readonly onStop?: ((last: AssistantMessage) => Effect.Effect<string | undefined>) | undefined
 }
 
 /** One turn under way. @category Models */

@@ -21,6 +21,7 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Compactor } from "../context/Compactor.js"
+import { Hooks } from "../hook/Hooks.js"
 import { Ids } from "../ids/Ids.js"
 import { NestedMemory } from "../memory/NestedMemory.js"
 import type { UserMessage } from "../message/Message.js"
@@ -63,7 +64,7 @@ const make = (options: Options): Effect.Effect<Turn, never, Requirements | Scope
       compactor,
       session,
       memory: yield* NestedMemory,
-      services: Context.pick(SessionState, ModelClient, Pipeline, Compactor, ToolRegistry, Permissions, Ids)(
+      services: Context.pick(SessionState, ModelClient, Pipeline, Compactor, ToolRegistry, Permissions, Ids, Hooks)(
         yield* Effect.context<ToolServices>()
       ),
       decisions: {

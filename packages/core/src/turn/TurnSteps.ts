@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Match from "effect/Match"
 import * as Option from "effect/Option"
@@ -16,6 +17,8 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import { type AssistantMessage, type Message, type ToolUseBlock, UserMessage } from "../message/Message.js"
+import { Hooks } from "../hook/Hooks.js"
+import * as SessionHooks from "../hook/SessionHooks.js"
 import type * as Accumulator from "../model/Accumulator.js"
 import type { ModelError } from "../model/ModelError.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
@@ -123,9 +126,28 @@ const afterAnswer = (
         yield* append(turn, answered)
         return [TurnEvent.ToolResults({ message: answered }), ...(yield* completion(turn))]
       }),
-    Stop: () => completion(turn),
+    Stop: () => stopped(turn, message),
     CallModel: () => Effect.succeed([]),
     Compact: () => Effect.succeed([])
+  })
+
+/**
+ * The model ended the turn: the turn's stop check may make it go on (a Stop hook's block) with its
+ * user message, unless the call budget is spent; else the closing event.
+ */
+const stopped = (turn: Turn, message: AssistantMessage): Effect.Effect<ReadonlyArray<TurnEvent>> =>
+  Effect.gen(function*() {
+    const state = yield* Ref.get(turn.loop)
+    const onStop = turn.options.onStop
+    if (onStop === undefined || state.stop?.reason !== "completed" || state.iteration >= turn.decisions.policy.maxTurns) {
+      return yield* completion(turn)
+    }
+    const prompt = yield* onStop(message)
+    if (prompt === undefined) return yield* completion(turn)
+    const resume = new UserMessage({ content: prompt })
+    yield* append(turn, resume)
+    yield* Ref.update(turn.loop, (s) => ({ ...s, stop: undefined }))
+    return [TurnEvent.Continuation({ message: resume })]
   })
 
 /**
@@ -151,13 +173,23 @@ const answered = (turn: Turn, call: ModelCall.ModelCall, startedAt: number, exec
     return Stream.fromIterable([assistant, ...(yield* afterAnswer(turn, next, message, executor))])
   }))
 
+/** PreCompact (`auto`): a compaction the turn starts on its own is about to run. */
+const preCompactAuto = (turn: Turn): Effect.Effect<void> =>
+  SessionHooks.preCompact(
+    Context.get(turn.services, Hooks),
+    { sessionId: turn.session.sessionId, cwd: turn.options.cwd },
+    "auto",
+    undefined
+  )
+
 /** After the API said the prompt is too long: compact hard, then the loop makes the request again. */
 const compactNow = (turn: Turn, error: ModelError): Stream.Stream<TurnEvent> =>
   Stream.concat(
     Stream.make(TurnEvent.Status({ status: "compacting" })),
     Stream.fromIterableEffect(Effect.gen(function*() {
       const history = yield* Ref.get(turn.session.messages)
-      const compacted = yield* turn.compactor.reactive(history, stageContext(turn, yield* Ref.get(turn.loop)))
+      yield* preCompactAuto(turn)
+    const compacted = yield* turn.compactor.reactive(history, stageContext(turn, yield* Ref.get(turn.loop)))
       if (compacted.halt !== undefined) {
         yield* decide(turn, Decide.Outcome.CompactionFailed({ error, message: compacted.halt }))
         return yield* completion(turn)
@@ -254,6 +286,8 @@ export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
     yield* Ref.set(turn.session.thinking, turn.options.thinking)
     const history = yield* Ref.get(turn.session.messages)
     const statuses = turn.pipeline.announce(history, stageContext(turn, state))
+    // A stage about to compact: PreCompact's hooks first.
+    if (statuses.includes("compacting")) yield* preCompactAuto(turn)
     if (statuses.length === 0) return yield* callModel(turn, history, state, span, scope)
     // The pipeline runs when the statuses are out: a compaction's status shows before it starts.
     return Stream.concat(

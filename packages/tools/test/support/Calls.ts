@@ -3,7 +3,7 @@
  * directly, outside a session: a fresh session state, a scripted model, no context stages and no
  * compaction, a tool registry, a permission policy (every call allowed unless given) and seeded ids.
  */
-import { ContextManagement, Ids, type Message, Permissions, SessionState, TestModel, type Tool, ToolRegistry } from "@keel/core"
+import { ContextManagement, Hooks, Ids, type Message, Permissions, SessionState, TestModel, type Tool, ToolRegistry } from "@keel/core"
 import { Testing } from "@keel/core/testing"
 import { Layer } from "effect"
 
@@ -29,5 +29,6 @@ export const callServices = (options: Options = {}) =>
     ToolRegistry.layer(options.tools ?? []),
     options.permissions ?? Permissions.layerAllowAll,
     Ids.layerSeeded(Testing.SEED),
+    Hooks.layerNone,
     Layer.effect(SessionState.SessionState, SessionState.make(options.sessionId ?? "s", options.history ?? []))
   )
