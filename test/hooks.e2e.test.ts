@@ -5,8 +5,7 @@
  * a hook that times out without hanging the turn, the inputs hooks get, `--include-hook-events`,
  * and settings whose hooks Keel cannot run (exit 2, naming the file and key).
  *
- * The settings are the project's `.keel/settings.json` (the `.claude/` files are another part of
- * the same issue).
+ * The settings are the project's `.claude/settings.json`, as a Claude Code project has them.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
@@ -18,10 +17,10 @@ afterEach(() => closeServers())
 
 const TIMEOUT = 60_000
 
-/** Writes the project's `.keel/settings.json` with `hooks` (and Bash allowed, so only hooks can stop it). */
+/** Writes the project's `.claude/settings.json` with `hooks` (and Bash allowed, so only hooks can stop it). */
 const settings = (dir: string, hooks: unknown): void => {
-  fs.mkdirSync(path.join(dir, ".keel"), { recursive: true })
-  fs.writeFileSync(path.join(dir, ".keel", "settings.json"), JSON.stringify({ permissions: { allow: ["Bash"] }, hooks }))
+  fs.mkdirSync(path.join(dir, ".claude"), { recursive: true })
+  fs.writeFileSync(path.join(dir, ".claude", "settings.json"), JSON.stringify({ permissions: { allow: ["Bash"] }, hooks }))
 }
 
 const command = (cmd: string, timeout?: number) => ({ type: "command", command: cmd, ...(timeout === undefined ? {} : { timeout }) })
@@ -208,7 +207,7 @@ describe("command hooks from settings files", () => {
     const { code, stderr } = await keelP(dir, server)
     assert.strictEqual(code, 2)
     assert.strictEqual(server.requests.length, 0)
-    assert.include(stderr, path.join(dir, ".keel", "settings.json"))
+    assert.include(stderr, path.join(".claude", "settings.json"))
     assert.include(stderr, "hooks.PostToolUseFailure: Keel does not fire PostToolUseFailure hooks yet")
     assert.include(stderr, "hooks.PreToolUse[0].matcher")
     assert.include(stderr, `hooks.PreToolUse[0].hooks[0].type "prompt"`)
