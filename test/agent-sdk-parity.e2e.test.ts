@@ -84,6 +84,40 @@ for (const cli of clis) {
       assert.match(saved.permissions.allow[0], /^Bash\(touch made.txt/)
     }, TIMEOUT)
 
+    it("a PreToolUse callback hook that denies blocks the Bash call; its reason reaches the model", async () => {
+      const dir = workdir()
+      const server = await fake([
+        FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "touch hooked.txt" }, id: "toolu_h" }]),
+        FakeAnthropic.textReply("understood")
+      ])
+      const seen: Array<unknown> = []
+      const { error, messages } = await run(cli, dir, server, {
+        canUseTool: async (_name, input) => ({ behavior: "allow", updatedInput: input }),
+        hooks: {
+          PreToolUse: [{
+            matcher: "Bash",
+            hooks: [async (input) => {
+              seen.push((input as { tool_input: unknown }).tool_input)
+              return {
+                hookSpecificOutput: {
+                  hookEventName: "PreToolUse",
+                  permissionDecision: "deny",
+                  permissionDecisionReason: "no shell in this host"
+                }
+              }
+            }]
+          }]
+        }
+      })
+      assert.isUndefined(error)
+      assert.deepStrictEqual(seen, [{ command: "touch hooked.txt" }])
+      assert.isFalse(fs.existsSync(path.join(dir, "hooked.txt")))
+      const result = server.requests[1]!.body.messages.at(-1).content.find((b: any) => b.tool_use_id === "toolu_h")
+      assert.isTrue(result.is_error)
+      assert.include(JSON.stringify(result.content), "no shell in this host")
+      assert.strictEqual(resultOf(messages).result, "understood")
+    }, TIMEOUT)
+
     it("systemPrompt as a string replaces the CLI's own prompt", async () => {
       const server = await fake([FakeAnthropic.textReply("ok")])
       const { error } = await run(cli, workdir(), server, { systemPrompt: "You are terse. Answer in one word." })
