@@ -12,7 +12,20 @@ import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as os from "node:os"
-import type { Options } from "../Runtime.js"
+
+/** What a run's agents are built from (these fields of `Runtime.Options`). @category Models */
+export interface AgentOptions {
+  readonly cwd: string
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** `--agents` JSON, or the Agent SDK's `agents` record. */
+  readonly agents?: unknown
+  /** Where `agents` came from, for messages (default `--agents`). */
+  readonly agentsOrigin?: string | undefined
+  /** The agent the main thread runs as (`--agent`). */
+  readonly agent?: string | undefined
+  /** Where `agent` came from, for messages (default `--agent`). */
+  readonly agentOrigin?: string | undefined
+}
 
 /**
  * The run's agent types (see `Agents`): the agent files of the project, of `$KEEL_HOME` and of the
@@ -21,7 +34,7 @@ import type { Options } from "../Runtime.js"
  * @category Layers
  */
 export const layer = (
-  options: Pick<Options, "cwd" | "env" | "agents" | "agentsOrigin" | "agent" | "agentOrigin">
+  options: AgentOptions
 ): Layer.Layer<Agents.Agents, AgentDefinition.InvalidAgents | Agents.UnknownAgent | ConfigError> =>
   Layer.unwrapEffect(Effect.map(ContextManagement.homeConfig, (home) =>
     Agents.layer({

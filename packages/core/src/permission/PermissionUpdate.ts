@@ -11,7 +11,23 @@
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
 import * as PermissionRule from "./PermissionRule.js"
-import type { Config, Mode } from "./Permissions.js"
+
+/** A permission mode (Claude Code's names). @category Models */
+export const Mode = Schema.Literal("default", "acceptEdits", "bypassPermissions", "plan", "dontAsk")
+
+/**
+ * The part of a permission policy updates change (the shape of `Permissions.Config`, kept here so
+ * the policy depends on its updates, not the other way round).
+ *
+ * @category Models
+ */
+export interface Policy {
+  readonly mode: typeof Mode.Type
+  readonly allow: ReadonlyArray<PermissionRule.Rule>
+  readonly deny: ReadonlyArray<PermissionRule.Rule>
+  readonly ask: ReadonlyArray<PermissionRule.Rule>
+  readonly additionalDirectories?: ReadonlyArray<string> | undefined
+}
 
 /** Where an update is kept. @category Models */
 export const Destination = Schema.Literal("userSettings", "projectSettings", "localSettings", "session", "cliArg")
@@ -36,7 +52,7 @@ export const PermissionUpdate = Schema.Union(
   }),
   Schema.Struct({
     type: Schema.Literal("setMode"),
-    mode: Schema.Literal("default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"),
+    mode: Mode,
     destination: Destination
   }),
   Schema.Struct({
@@ -57,8 +73,8 @@ export const persisted = (destination: Destination): destination is "userSetting
   destination === "userSettings" || destination === "projectSettings" || destination === "localSettings"
 
 /** What applying updates gave: the new config, and what could not be applied (and why). @category Models */
-export interface Applied {
-  readonly config: Config
+export interface Applied<C extends Policy> {
+  readonly config: C
   readonly refused: ReadonlyArray<string>
 }
 
@@ -72,11 +88,11 @@ const same = (a: PermissionRule.Rule, b: PermissionRule.Rule) => PermissionRule.
  *
  * @category Applying
  */
-export const apply = (
-  config: Config,
+export const apply = <C extends Policy>(
+  config: C,
   updates: ReadonlyArray<PermissionUpdate>,
   options: { readonly cwd: string; readonly bypassAllowed: boolean }
-): Applied => {
+): Applied<C> => {
   let current = config
   const refused: Array<string> = []
   for (const update of updates) {
@@ -103,7 +119,7 @@ export const apply = (
           refused.push("switching to bypassPermissions (the session did not start in it)")
           break
         }
-        current = { ...current, mode: update.mode as Mode }
+        current = { ...current, mode: update.mode }
         break
       case "addDirectories":
       case "removeDirectories": {
