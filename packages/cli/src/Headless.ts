@@ -118,7 +118,7 @@ const runTurn = (
 /** With `--include-hook-events` (and `stream-json`), each hook run's messages as stdout lines. */
 const hookEvents = (flags: Flags, out: (text: string) => void): Runtime.Options["onHookEvent"] =>
   flags.includeHookEvents && flags.outputFormat === "stream-json"
-    ? (event) => out(JSON.stringify(HookMessages.messageOf(event, () => crypto.randomUUID())) + "\n")
+    ? (event) => out(JSON.stringify(HookMessages.messageOf(event, Ids.crypto.uuid)) + "\n")
     : undefined
 
 /** Prints a run's failure outside a turn (one line each, a stack only with `--debug`); returns its exit code. */
@@ -340,7 +340,7 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
   const asking = flags.permissionPromptTool === "stdio"
   const write = (message: unknown) => io.out(JSON.stringify(message) + "\n")
   // The host's callback hooks (registered by its `initialize`) ask it over the control protocol.
-  const hostHooks = HostHooks.make(write, () => crypto.randomUUID())
+  const hostHooks = HostHooks.make(write, Ids.crypto.uuid)
   const program = (options: Runtime.Options, host: HostStartup.Started) => Effect.gen(function*() {
     const { session, warnings } = yield* Runtime.openSession(options)
     const ids = yield* Ids.Ids

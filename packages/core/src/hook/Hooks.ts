@@ -17,6 +17,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Ids from "../ids/Ids.js"
 import { type Fired, type HookEvent, type HookInput, hookName, matchQuery } from "./HookEvent.js"
 import * as HookMatcher from "./HookMatcher.js"
 import * as HookOutcome from "./HookOutcome.js"
@@ -114,7 +115,7 @@ export const make = (config: Config, options: Options = {}): Service => {
   const events = new Set(
     (Object.keys(config) as Array<HookEvent>).filter((e) => (config[e] ?? []).some((m) => m.hooks.length > 0))
   )
-  const uuid = options.uuid ?? (() => crypto.randomUUID())
+  const uuid = options.uuid ?? Ids.crypto.uuid
   const observe = options.observe ?? (() => Effect.void)
 
   const runOne = (hook: Hook, input: HookInput, toolUseId: string | undefined): Effect.Effect<HookOutput.Result> =>
