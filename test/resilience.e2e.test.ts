@@ -14,7 +14,7 @@ import * as SdkConformance from "./support/SdkConformance.js"
 
 afterAll(() => closeServers())
 
-/** No wait before the retry. */
+/** The server asks for no wait: the retry still waits the backoff (the floor of every delay). */
 const now = { "retry-after": "0" }
 
 const overloaded = () => FakeAnthropic.errorReply(529, "overloaded_error", "Overloaded", now)
@@ -119,8 +119,11 @@ describe.concurrent("keel retries", () => {
     const retry = t.messages[1]
     assert.deepStrictEqual(
       [retry.attempt, retry.max_retries, retry.retry_delay_ms, retry.error_status, retry.error],
-      [1, 10, 0, 429, "rate_limit"]
+      [1, 10, retry.retry_delay_ms, 429, "rate_limit"]
     )
+    // retry-after: 0 does not shorten the backoff: 500 ms plus up to 25 % jitter.
+    assert.isAtLeast(retry.retry_delay_ms, 500)
+    assert.isAtMost(retry.retry_delay_ms, 625)
     assert.strictEqual(
       retry.error_message,
       "RateLimited (HTTP 429): Number of request tokens has exceeded your rate limit [request req_1]"
@@ -248,6 +251,20 @@ describe.concurrent("keel retries", () => {
     assertSuccess(t, "Whole answer")
   })
 
+  it("529 with retry-after: 0 twice, then success: each retry waits at least the backoff floor (0.5 s, then 1 s)", async () => {
+    const t = await streamJson([overloaded(), overloaded(), FakeAnthropic.textReply("Served at last")])
+    assertSameRequests(t.server, 3)
+    const at = t.server.requests.map((r) => r.receivedAt)
+    // Wall-clock lower bounds only: the request goes out after the wait, so each gap is at least it.
+    assert.isAtLeast(at[1]! - at[0]!, 500)
+    assert.isAtLeast(at[2]! - at[1]!, 1_000)
+    assert.deepStrictEqual(ofSubtype(t.messages, "api_retry").map((m) => [m.attempt, m.error_status, m.retry_delay_ms >= 500 * m.attempt]), [
+      [1, 529, true],
+      [2, 529, true]
+    ])
+    assertSuccess(t, "Served at last")
+  })
+
   it("a 401 re-reads the credentials and retries at once, with the same authorization", async () => {
     const t = await streamJson(
       [FakeAnthropic.errorReply(401, "authentication_error", "invalid x-api-key"), FakeAnthropic.textReply("Authorized")]
@@ -300,12 +317,16 @@ describe.concurrent("keel retries", () => {
     })
     assert.strictEqual(r.code, 0)
     assert.strictEqual(r.stdout, "Answer from the fallback\n")
+    // The delays are the backoff's (500 ms, 1 s, 2 s, each plus up to 25 % jitter), rounded to a tenth.
+    const delays = [...r.stderr.matchAll(/retrying in ([\d.]+) s/g)].map((m) => Number(m[1]))
+    assert.strictEqual(delays.length, 3)
+    delays.forEach((d, i) => assert.isTrue(d >= 0.5 * 2 ** i && d <= 0.65 * 2 ** i, `delay ${i + 1}: ${d} s`))
     assert.strictEqual(
-      r.stderr,
+      r.stderr.replace(/retrying in [\d.]+ s/g, "retrying in … s"),
       [
-        "keel: RateLimited (HTTP 429): slow down [request req_1]; retrying in 0 s (retry 1/10)",
-        "keel: Overloaded (HTTP 529): Overloaded [request req_2]; retrying in 0 s (retry 2/10)",
-        "keel: Overloaded (HTTP 529): Overloaded [request req_3]; retrying in 0 s (retry 3/10)",
+        "keel: RateLimited (HTTP 429): slow down [request req_1]; retrying in … s (retry 1/10)",
+        "keel: Overloaded (HTTP 529): Overloaded [request req_2]; retrying in … s (retry 2/10)",
+        "keel: Overloaded (HTTP 529): Overloaded [request req_3]; retrying in … s (retry 3/10)",
         "keel: Switched to claude-fallback-t due to high demand for claude-primary-t",
         "keel: No price is known for model claude-fake: its tokens count as $0 in total_cost_usd. " +
         "Give its prices in a pricing file named by KEEL_PRICING_FILE (or, embedding Keel, the Session's pricing option).",

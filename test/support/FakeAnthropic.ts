@@ -87,6 +87,8 @@ export interface RecordedRequest {
   readonly headers: Record<string, string | Array<string> | undefined>
   /** The URL path, without the query string. */
   readonly path: string
+  /** When the whole request had arrived (`performance.now()`, ms), for timing the client's retries. */
+  readonly receivedAt: number
 }
 
 /** A running fake server. */
@@ -288,7 +290,7 @@ export const start = (script: ReadonlyArray<ScriptItem>, options: StartOptions =
     }
     const index = served++
     const requestId = `req_${index + 1}`
-    requests.push({ body, raw, headers: { ...req.headers }, path })
+    requests.push({ body, raw, headers: { ...req.headers }, path, receivedAt: performance.now() })
     const item: ScriptItem | undefined = script[index] ?? options.fallback
     if (item === undefined) {
       sendError(res, 500, {

@@ -68,7 +68,7 @@ describe("Retry under TestClock", () => {
       assert.deepStrictEqual(times, [0, 563, 563 + 1_125])
     }).pipe(Effect.provide(stack([TestModel.fail(serverError), TestModel.fail(serverError), TestModel.text("ok")]))))
 
-  it.effect("nothing goes out early: at t = 562 ms the second request has not been made", () =>
+  it.effect("nothing goes out early, even after retry-after: 0: at t = 562 ms the second request has not been made", () =>
     Effect.gen(function*() {
       const client = yield* ModelClient.ModelClient
       const model = yield* TestModel.TestModel
@@ -78,7 +78,7 @@ describe("Retry under TestClock", () => {
       yield* TestClock.adjust("1 millis")
       assert.deepStrictEqual(yield* model.requestTimes, [0, 563])
       yield* Fiber.join(fiber)
-    }).pipe(Effect.provide(stack([TestModel.fail(serverError), TestModel.text("ok")]))))
+    }).pipe(Effect.provide(stack([TestModel.fail(rateLimited({ "retry-after": "0" })), TestModel.text("ok")]))))
 
   it.effect("backoff doubles from 500 ms to the 32 s cap; after 10 retries the error carries 11 attempts", () =>
     Effect.gen(function*() {

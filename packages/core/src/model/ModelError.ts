@@ -23,7 +23,12 @@ const api = {
   errorType: Schema.optional(Schema.String),
   headers: Schema.optional(RetryHeaders),
   /** How many requests were made before giving up (set by the retry layer). */
-  attempts: Schema.optional(Schema.Number)
+  attempts: Schema.optional(Schema.Number),
+  /**
+   * The delay the server asked for (`retry-after`), when it was longer than the retry policy waits
+   * and the call gave up at once for that (set by the retry layer).
+   */
+  refusedDelayMs: Schema.optional(Schema.Number)
 }
 
 /** 429, or a `rate_limit_error` event mid-stream. @category Errors */
@@ -208,7 +213,10 @@ export const fromUnknown = (error: unknown): ModelError => {
 export const describe = (error: ModelError): string => {
   const status = "status" in error && error.status !== undefined ? ` (HTTP ${error.status})` : ""
   const request = "requestId" in error && error.requestId !== undefined ? ` [request ${error.requestId}]` : ""
-  const attempts = error.attempts !== undefined && error.attempts > 1 ? ` after ${error.attempts} attempts` : ""
+  const refused = "refusedDelayMs" in error && error.refusedDelayMs !== undefined
+    ? `; the server asked to retry after ${waitFor(error.refusedDelayMs)}, longer than Keel waits, so it gave up`
+    : ""
+  const attempts = (error.attempts !== undefined && error.attempts > 1 ? ` after ${error.attempts} attempts` : "") + refused
   const base = `${error._tag}${status}: ${error.message}${request}`
   switch (error._tag) {
     case "Overloaded":
@@ -226,6 +234,10 @@ export const describe = (error: ModelError): string => {
       return `${base}${attempts}`
   }
 }
+
+/** `45 s`, `12 min`, `3 h`: a server's requested delay, for people. */
+const waitFor = (ms: number): string =>
+  ms < 120_000 ? `${Math.ceil(ms / 1000)} s` : ms < 7_200_000 ? `${Math.round(ms / 60_000)} min` : `${Math.round(ms / 3_600_000)} h`
 
 const CODE_MEANING: Readonly<Record<string, string>> = {
   ECONNREFUSED: ": connection refused",
@@ -254,8 +266,13 @@ export const isUnreachable = (error: ModelError): boolean =>
 export const statusOf = (error: ModelError): number | null =>
   "status" in error && error.status !== undefined ? error.status : null
 
-/** The same failure, recording how many requests were made. @category Combinators */
-export const withAttempts = (error: ModelError, attempts: number): ModelError => {
+/**
+ * The same failure, recording how many requests were made (and, when the retries ended because the
+ * server asked for a longer delay than the policy waits, that delay).
+ *
+ * @category Combinators
+ */
+export const withAttempts = (error: ModelError, attempts: number, refusedDelayMs?: number): ModelError => {
   // Schema classes validate on construction: copy the declared fields, then set `attempts`.
   const C = error.constructor as (new(fields: object) => ModelError) & { readonly fields: Record<string, unknown> }
   const props: Record<string, unknown> = {}
@@ -263,7 +280,7 @@ export const withAttempts = (error: ModelError, attempts: number): ModelError =>
     const value = (error as unknown as Record<string, unknown>)[key]
     if (key !== "_tag" && value !== undefined) props[key] = value
   }
-  return new C({ ...props, attempts })
+  return new C({ ...props, attempts, ...(refusedDelayMs !== undefined && "refusedDelayMs" in C.fields ? { refusedDelayMs } : {}) })
 }
 
 /**

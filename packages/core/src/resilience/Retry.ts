@@ -143,7 +143,10 @@ export const make = (
               yield* Effect.logDebug("model call failed; not retried").pipe(
                 Effect.annotateLogs({ attempts, error: describe(error) })
               )
-              return AttemptLoop.giveUp(withAttempts(error, attempts))
+              const refused = isDecision(out) ? out.refusedDelay : undefined
+              return AttemptLoop.giveUp(
+                withAttempts(error, attempts, refused === undefined ? undefined : Math.ceil(Duration.toMillis(refused)))
+              )
             }
             const delayMs = Math.max(0, ScheduleIntervals.start(step.intervals) - now)
             return yield* retry(error, delayMs, isDecision(out) ? out.maxRetries : budget)

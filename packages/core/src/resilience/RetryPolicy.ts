@@ -3,7 +3,11 @@
  * union, with Claude Code's constants.
  *
  * - Up to `maxRetries` retries (default 10). Delay `min(500 ms × 2^(n−1), 32 s)` plus up to 25 %
- *   jitter; a server's `retry-after-ms` or `retry-after` (seconds or an HTTP date) replaces it.
+ *   jitter (from Effect's `Random`, so a test fixes it). That backoff is the floor of every delay: a
+ *   server's `retry-after-ms` or `retry-after` (seconds or an HTTP date) may lengthen it, never
+ *   shorten it (`retry-after: 0` from an overloaded API still waits ~0.5 s, then ~1 s, ...). A
+ *   server delay longer than `maxServerDelay` (or, in persistent mode, past the budget) ends the
+ *   retries at once; the decision says so (`refusedDelay`) and the error names that delay.
  * - An API that looks unreachable as configured (`ModelError.isUnreachable`: connection refused or
  *   no such host before it ever answered) gets `unreachableRetries` (default 2, about 1.5 s), so a
  *   mistyped `ANTHROPIC_BASE_URL` is reported within seconds, not after minutes of backoff.
@@ -112,6 +116,11 @@ export interface Decision {
   readonly delay: Duration.Duration
   /** The retry budget that applies to this error; `null` when unbounded. */
   readonly maxRetries: number | null
+  /**
+   * On a stop: the server's delay that was longer than the policy waits (over `maxServerDelay`, or
+   * past the persistent budget), so the error can say why it was not retried.
+   */
+  readonly refusedDelay?: Duration.Duration | undefined
 }
 
 interface State {
@@ -193,20 +202,19 @@ export const schedule = (
           ? Math.min(policy.maxRetries, policy.unreachableRetries ?? UNREACHABLE_RETRIES)
           : policy.maxRetries
         if (persistent === undefined && retries > maxRetries) return stop
+        const cap = persistent?.maxDelay ?? policy.maxDelay
+        const base = Math.min(Duration.toMillis(policy.baseDelay) * Math.pow(2, retries - 1), Duration.toMillis(cap))
+        const floor = Math.round(base + (yield* Random.next) * policy.jitter * base)
         const server = serverDelay(error, now)
-        let delay: Duration.Duration
-        if (server !== undefined) {
-          if (Duration.greaterThan(server, persistent?.maxServerDelay ?? policy.maxServerDelay)) return stop
-          delay = server
-        } else {
-          const cap = persistent?.maxDelay ?? policy.maxDelay
-          const base = Math.min(Duration.toMillis(policy.baseDelay) * Math.pow(2, retries - 1), Duration.toMillis(cap))
-          const jitter = (yield* Random.next) * policy.jitter * base
-          delay = Duration.millis(Math.round(base + jitter))
+        const refused = [next, { ...stop[1], refusedDelay: server }, ScheduleDecision.done] as const
+        if (server !== undefined && Duration.greaterThan(server, persistent?.maxServerDelay ?? policy.maxServerDelay)) {
+          return refused
         }
+        // The backoff is the floor; the server may only ask for longer.
+        const delay = Duration.millis(Math.max(floor, server === undefined ? 0 : Math.ceil(Duration.toMillis(server))))
         if (
           persistent?.budget !== undefined && now + Duration.toMillis(delay) - startedAt > Duration.toMillis(persistent.budget)
-        ) return stop
+        ) return server !== undefined && Duration.toMillis(server) >= floor ? refused : stop
         const decision: Decision = {
           attempt: retries,
           delay,
