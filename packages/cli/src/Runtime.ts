@@ -12,6 +12,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
   Actions,
   AnthropicModel,
+  Credentials,
   type OutputSchema,
   BuiltinCommands,
   type Commands,
@@ -22,6 +23,7 @@ import {
   Fallback,
   Hooks,
   Ids,
+  ModelCapabilities,
   type ModelClient,
   NestedMemory,
   Permissions,
@@ -186,6 +188,7 @@ export type LayerError =
   | AgentDefinition.InvalidAgents
   | Agents.UnknownAgent
   | OutputSchema.InvalidOutputSchema
+  | ModelCapabilities.InvalidModels
 
 /**
  * The model for a run: the Anthropic API from the environment, under the idle watchdog
@@ -199,13 +202,19 @@ export type LayerError =
 export const modelLayer = (
   fallbackModels: ReadonlyArray<string> | undefined,
   apiKeyHelper?: ApiKeyHelper.Helper | undefined
-): Layer.Layer<ModelClient.ModelClient, AnthropicModel.MissingCredentials | ApiKeyHelper.ApiKeyHelperFailed | ConfigError> =>
+): Layer.Layer<
+  ModelClient.ModelClient,
+  AnthropicModel.MissingCredentials | ApiKeyHelper.ApiKeyHelperFailed | ConfigError | ModelCapabilities.InvalidModels
+> =>
   PromptCaching.layerConfig.pipe(
     Layer.provide(Resilience.layerConfig({ fallbackModels })),
     Layer.provide(
-      apiKeyHelper === undefined
-        ? AnthropicModel.layerConfig
-        : ApiKeyHelper.modelLayer(apiKeyHelper).pipe(Layer.provide(NodeContext.layer))
+      (apiKeyHelper === undefined
+        // The capability table of KEEL_MODELS_FILE gives each model its betas and thinking overrides.
+        ? Layer.unwrapEffect(Effect.map(AnthropicModel.optionsWithModels, AnthropicModel.layerWithCredentials)).pipe(
+          Layer.provideMerge(Credentials.layerConfig)
+        )
+        : ApiKeyHelper.modelLayer(apiKeyHelper)).pipe(Layer.provide(NodeContext.layer))
     )
   )
 
@@ -365,6 +374,9 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       maxTurns: options.maxTurns ?? agents.main?.maxTurns,
       agents: agents.definitions.map((d) => d.agentType),
       maxBudgetUsd: options.maxBudgetUsd,
+      // Each model's output cap, or CLAUDE_CODE_MAX_OUTPUT_TOKENS up to its limit; KEEL_MODELS_FILE's rows.
+      maxTokens: yield* ModelCapabilities.maxOutputTokensConfig,
+      models: yield* ModelCapabilities.tableConfig.pipe(Effect.provide(NodeContext.layer)),
       // The default prices, with KEEL_PRICING_FILE's over them.
       pricing: yield* Pricing.tableConfig.pipe(Effect.provide(NodeContext.layer)),
       // @path mentions are read by the built-in Read, even when --tools does not offer it to the model.
@@ -423,6 +435,7 @@ export interface Failure {
 const USAGE_ERRORS = new Set([
   "InvalidSettings",
   "InvalidPricing",
+  "InvalidModels",
   "InvalidMcpConfig",
   "InvalidTelemetryConfig",
   "InvalidAgents",

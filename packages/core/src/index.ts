@@ -66,6 +66,8 @@ export * as ModelError from "./model/ModelError.js"
 export * as ModelNotice from "./model/ModelNotice.js"
 /** A model request. */
 export * as ModelRequest from "./model/ModelRequest.js"
+/** What each model can do, in one table: context window, output limits, thinking, betas; extensible. */
+export * as ModelCapabilities from "./model/ModelCapabilities.js"
 /** Thinking and effort: the session's setting, each model's capability, the request parameters. */
 export * as Thinking from "./model/Thinking.js"
 /** Permission rules in Claude Code's syntax. */

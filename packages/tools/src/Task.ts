@@ -27,12 +27,12 @@ import {
   type Compactor,
   Ids,
   Message,
+  ModelCapabilities,
   ModelError,
   type ModelClient,
   Permissions,
   type Pipeline,
   SessionHooks,
-  Session,
   SessionState,
   TokenUsage,
   Tool,
@@ -219,6 +219,9 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type, Requir
         const runtime = ToolRuntime.make(registry, yield* Permissions.Permissions, { maxConcurrency })
         const model = yield* modelFor(input.model ?? agent.model, options.model, parent)
         const maxTurns = agent.maxTurns ?? options.maxTurns ?? DEFAULT_MAX_TURNS
+        // Each model's own output cap, or CLAUDE_CODE_MAX_OUTPUT_TOKENS up to its limit, as the parent's.
+        const asked = yield* Effect.orElseSucceed(ModelCapabilities.maxOutputTokensConfig, () => undefined)
+        const maxTokensFor = (m: string) => ModelCapabilities.maxTokensFor(m, asked)
         // A message, not a string: the model's prompt is not a user's input (no slash commands, no @ mentions).
         const prompt = Message.user(input.prompt)
         const child = yield* SessionState.make(ids.uuid(), [prompt])
@@ -227,7 +230,8 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type, Requir
         const thinking = yield* Ref.get(parent.thinking)
         const run = runSubagent({
           model,
-          maxTokens: Session.DEFAULT_MAX_TOKENS,
+          maxTokens: maxTokensFor(model),
+          maxTokensFor,
           maxTurns,
           ...(thinking !== undefined ? { thinking } : {}),
           system: agent.systemPrompt(context.cwd),

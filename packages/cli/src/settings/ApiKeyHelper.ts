@@ -11,7 +11,8 @@
  */
 import * as Command from "@effect/platform/Command"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
-import { AnthropicModel, Credentials } from "@keel/core"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import { AnthropicModel, Credentials, type ModelCapabilities } from "@keel/core"
 import type { ModelClient } from "@keel/core"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
@@ -170,9 +171,9 @@ export const modelLayer = (
   helper: Helper
 ): Layer.Layer<
   ModelClient.ModelClient | Credentials.Credentials,
-  ApiKeyHelperFailed | Credentials.MissingCredentials | ConfigError.ConfigError,
-  CommandExecutor.CommandExecutor
+  ApiKeyHelperFailed | Credentials.MissingCredentials | ConfigError.ConfigError | ModelCapabilities.InvalidModels,
+  CommandExecutor.CommandExecutor | FileSystem.FileSystem
 > =>
-  Layer.unwrapEffect(Effect.map(AnthropicModel.optionsConfig, AnthropicModel.layerWithCredentials)).pipe(
+  Layer.unwrapEffect(Effect.map(AnthropicModel.optionsWithModels, AnthropicModel.layerWithCredentials)).pipe(
     Layer.provideMerge(layerCredentials(helper))
   )

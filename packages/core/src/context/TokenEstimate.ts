@@ -21,6 +21,7 @@ import {
   ToolUseBlock,
   type UserMessage
 } from "../message/Message.js"
+import * as ModelCapabilities from "../model/ModelCapabilities.js"
 
 /** Characters per token in the rough estimate. @category Constants */
 export const CHARS_PER_TOKEN = 4
@@ -29,7 +30,7 @@ export const CHARS_PER_TOKEN = 4
 export const MEDIA_TOKENS = 2_000
 
 /** The context window assumed when nothing says otherwise. @category Constants */
-export const DEFAULT_CONTEXT_WINDOW = 200_000
+export const DEFAULT_CONTEXT_WINDOW = ModelCapabilities.DEFAULT_CONTEXT_WINDOW
 
 const cache = new WeakMap<Message, number>()
 
@@ -90,12 +91,13 @@ export const ofRequest = (messages: ReadonlyArray<Message>, overhead = 0): numbe
 }
 
 /**
- * A model's context window: 1,000,000 tokens for a model named with Claude Code's `[1m]` suffix,
- * 200,000 otherwise.
+ * A model's context window, from the capability table (`ModelCapabilities`): 1,000,000 tokens for a
+ * model named with Claude Code's `[1m]` suffix, 200,000 for a model the table does not know.
  *
  * @category Windows
  */
-export const windowFor = (model: string): number => (/\[1m\]$/i.test(model) ? 1_000_000 : DEFAULT_CONTEXT_WINDOW)
+export const windowFor = (model: string, table?: ModelCapabilities.Table): number =>
+  ModelCapabilities.of(model, table).contextWindow
 
 /**
  * `KEEL_AUTO_COMPACT_WINDOW`: the context window compaction works against, for every model (unset:

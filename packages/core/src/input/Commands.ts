@@ -48,7 +48,7 @@ export interface CommandContext {
   /** The model the session started with (`/model default`). */
   readonly defaultModel: string
   readonly pricing: Pricing.Table
-  readonly maxOutputTokens: number
+  readonly maxOutputTokens: (model: string) => number
   /** The system prompt the next request would carry. */
   readonly system: Effect.Effect<ModelRequest["system"] | undefined>
   readonly tools: ReadonlyArray<ToolDefinition>

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import Anthropic, { APIError } from "@anthropic-ai/sdk"
+import type * as FileSystem from "@effect/platform/FileSystem"
 import type { ErrorType } from "@anthropic-ai/sdk/resources/shared"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -23,6 +24,7 @@ import * as ModelError from "./ModelError.js"
 import type { ModelRequest } from "./ModelRequest.js"
 import { type OnEvent, SseDecoder } from "./SseDecoder.js"
 import { ping, type StreamEvent } from "./StreamEvent.js"
+import * as ModelCapabilities from "./ModelCapabilities.js"
 import * as Thinking from "./Thinking.js"
 
 /** The model used when neither a flag nor `ANTHROPIC_MODEL` names one. @category Configuration */
@@ -37,6 +39,11 @@ export interface Options {
   readonly timeoutMs?: number | undefined
   /** What models can do about thinking, over `Thinking.defaultTable` (a model's entry replaces the default's). */
   readonly thinkingModels?: Thinking.Table | undefined
+  /**
+   * What models can do (`ModelCapabilities`, default its table): the betas each request to a model
+   * carries, and thinking overrides (under `thinkingModels`).
+   */
+  readonly models?: ModelCapabilities.Table | undefined
 }
 
 /** Neither `ANTHROPIC_API_KEY` nor `ANTHROPIC_AUTH_TOKEN` is set (see `Credentials`). @category Errors */
@@ -59,6 +66,18 @@ export const optionsConfig: Config.Config<Options> = Config.all({
   baseURL: Option.getOrUndefined(o.baseURL),
   timeoutMs: Option.getOrUndefined(o.timeoutMs)
 })))
+
+/**
+ * The client options from the environment ({@link optionsConfig}) with the capability table of
+ * `KEEL_MODELS_FILE` (`ModelCapabilities.tableConfig`).
+ *
+ * @category Configuration
+ */
+export const optionsWithModels: Effect.Effect<
+  Options,
+  import("effect/ConfigError").ConfigError | ModelCapabilities.InvalidModels,
+  FileSystem.FileSystem
+> = Effect.zipWith(optionsConfig, ModelCapabilities.tableConfig, (options, models) => ({ ...options, models }))
 
 /**
  * The Messages API request body for a kernel request. Its keys come in the order the API builds its
@@ -87,16 +106,19 @@ export const toBody = (
 })
 
 /**
- * The `anthropic-beta` header a request needs (its thinking parameters' betas), or none.
+ * The `anthropic-beta` header a request needs (its model's betas, its thinking parameters'), or none.
  *
  * @category Conversions
  */
 export const toHeaders = (
   request: ModelRequest,
-  thinkingModels: Thinking.Table = Thinking.defaultTable
+  thinkingModels: Thinking.Table = Thinking.defaultTable,
+  models: ModelCapabilities.Table = ModelCapabilities.defaultTable
 ): Record<string, string> => {
-  if (request.thinking === undefined) return {}
-  const betas = Thinking.resolve(request.thinking, request.model, request.max_tokens, thinkingModels).betas
+  const thinking = request.thinking === undefined
+    ? []
+    : Thinking.resolve(request.thinking, request.model, request.max_tokens, thinkingModels).betas
+  const betas = [...new Set([...ModelCapabilities.of(request.model, models).betas, ...thinking])]
   return betas.length > 0 ? { "anthropic-beta": betas.join(",") } : {}
 }
 
@@ -125,7 +147,7 @@ interface Contact {
  * event (a `ping`, or part of an event) is passed on as one `ping`, so a watchdog above sees the
  * connection alive. Closing the stream (end, failure, interruption) aborts the HTTP request.
  */
-const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, thinkingModels: Thinking.Table) =>
+const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, tables: Tables) =>
   ChunkedStream.make<Item, ModelError.ModelError>((sink) => {
     const controller = new AbortController()
     let received = false
@@ -134,9 +156,9 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
       let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
       let open = false
       try {
-        const response = await client.messages.create(toBody(request, thinkingModels), {
+        const response = await client.messages.create(toBody(request, tables.thinking), {
           signal: controller.signal,
-          headers: toHeaders(request, thinkingModels)
+          headers: toHeaders(request, tables.thinking, tables.models)
         }).asResponse()
         received = true
         contact.answered = true
@@ -208,17 +230,30 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
     }
   })
 
-const thinkingTable = (extra: Thinking.Table | undefined): Thinking.Table =>
-  extra === undefined ? Thinking.defaultTable : { ...Thinking.defaultTable, ...extra }
+/** The tables a client sends its requests by. */
+interface Tables {
+  readonly thinking: Thinking.Table
+  readonly models: ModelCapabilities.Table
+}
+
+/** The tables of `options`: the capability table's thinking, with `thinkingModels` over it. */
+const tablesOf = (options: Pick<Options, "thinkingModels" | "models">): Tables => {
+  const models = options.models ?? ModelCapabilities.defaultTable
+  return { thinking: { ...ModelCapabilities.thinkingTable(models), ...options.thinkingModels }, models }
+}
 
 /**
  * A `ModelClient` over an SDK client with fixed credentials.
  *
  * @category Constructors
  */
-export const fromClient = (client: Anthropic, thinkingModels?: Thinking.Table): ModelClient["Type"] => {
+export const fromClient = (
+  client: Anthropic,
+  thinkingModels?: Thinking.Table,
+  models?: ModelCapabilities.Table
+): ModelClient["Type"] => {
   const contact: Contact = { answered: false }
-  const table = thinkingTable(thinkingModels)
+  const table = tablesOf({ thinkingModels, models })
   return ModelClient.of({ stream: (request) => streamWith(client, request, contact, table) })
 }
 
@@ -249,7 +284,7 @@ export const make = (options: Options): Effect.Effect<ModelClient["Type"], never
     const credentials = yield* Credentials.Credentials
     let cached: { readonly auth: Credentials.Auth; readonly client: Anthropic } | undefined
     const contact: Contact = { answered: false }
-    const table = thinkingTable(options.thinkingModels)
+    const table = tablesOf(options)
     const clientFor = (auth: Credentials.Auth): Anthropic => {
       if (cached === undefined || !Credentials.equals(cached.auth, auth)) cached = { auth, client: makeClient(options, auth) }
       return cached.client

@@ -48,6 +48,12 @@ export interface ModelRequest {
    */
   readonly thinking?: ThinkingSetting | undefined
   /**
+   * The `max_tokens` of this request on another model (each model's default unless the user set
+   * one, see `ModelCapabilities.maxTokensFor`): a layer that switches `model` (`Fallback`) sets
+   * `max_tokens` from it. Absent: `max_tokens` stays. Not sent to the API.
+   */
+  readonly maxTokensFor?: ((model: string) => number) | undefined
+  /**
    * After this many consecutive `Overloaded` failures the retry layer stops and fails, so that the
    * fallback layer above it can switch models. Set by the fallback layer when it has a model to
    * switch to; unset, overloads are retried within the ordinary budget.

@@ -6,8 +6,9 @@
  * whenever there is a model left to switch to; on the last model, overloads are retried within the
  * ordinary budget and then fail ("Repeated 529 Overloaded errors").
  *
- * A fallback model gets its own thinking parameters (the request's `thinking` setting is resolved per
- * model when sent) and no thinking block another model wrote (see `Thinking.forModel`).
+ * A fallback model gets its own `max_tokens` (`ModelRequest.maxTokensFor`: its default unless the
+ * user set one), its own thinking parameters (the request's `thinking` setting is resolved per model
+ * when sent) and no thinking block another model wrote (see `Thinking.forModel`).
  *
  * The layer is stateless: the turn loop keeps the model it switched to for the rest of its turn, and
  * each new turn starts again with the primary.
@@ -58,7 +59,8 @@ export const make = (client: ModelClient["Type"], options: Options): ModelClient
           const model = chain[n - 1]!
           const last = n === chain.length
           const { overloadBudget: _, ...rest } = request
-          return client.stream(last ? { ...rest, model } : { ...rest, model, overloadBudget: budget })
+          const switched = n === 1 ? rest : { ...rest, model, max_tokens: request.maxTokensFor?.(model) ?? request.max_tokens }
+          return client.stream(last ? switched : { ...switched, overloadBudget: budget })
         },
         (error, n) =>
           error._tag === "Overloaded" && n < chain.length

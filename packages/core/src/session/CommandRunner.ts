@@ -92,7 +92,7 @@ const compactNow = (engine: Engine, instructions: string | undefined) =>
           model: yield* Ref.get(engine.model),
           iteration: 0,
           sessionId: current.id,
-          maxTokens: engine.maxTokens,
+          maxTokens: engine.maxTokens(yield* Ref.get(engine.model)),
           cwd: engine.options.cwd,
           tools: engine.registry.definitions
         }, instructions)

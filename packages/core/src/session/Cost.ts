@@ -24,8 +24,8 @@ export interface Report {
 /** What a report needs besides the usage. @category Models */
 export interface Options {
   readonly pricing: Pricing.Table
-  /** The output-token cap per request (`maxOutputTokens`). */
-  readonly maxOutputTokens: number
+  /** The output-token cap per request to a model (`maxOutputTokens`). */
+  readonly maxOutputTokens: number | ((model: string) => number)
   /** The context window of a model (default `TokenEstimate.windowFor`). */
   readonly contextWindow?: ((model: string) => number) | undefined
 }
@@ -50,7 +50,7 @@ export const report = (usage: PerModel, options: Options): Report => {
       webSearchRequests: 0,
       costUSD,
       contextWindow: contextWindow(model),
-      maxOutputTokens: options.maxOutputTokens
+      maxOutputTokens: typeof options.maxOutputTokens === "number" ? options.maxOutputTokens : options.maxOutputTokens(model)
     }
   }
   return { modelUsage, totalCostUsd: total, unpriced }

@@ -11,6 +11,7 @@ import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { Compactor } from "../context/Compactor.js"
+import { windowFor } from "../context/TokenEstimate.js"
 import type { CommandContext, Commands } from "../input/Commands.js"
 import type * as Mentions from "../input/Mentions.js"
 import type { Hooks } from "../hook/Hooks.js"
@@ -82,7 +83,8 @@ export interface Engine {
   readonly commands: Commands["Type"]
   readonly store: SessionStore["Type"]
   readonly pricing: Pricing.Table
-  readonly maxTokens: number
+  /** The `max_tokens` of a request to a model: its default, or the session's `maxTokens` up to its limit. */
+  readonly maxTokens: (model: string) => number
   readonly maxTurns: number
   /** The model of later turns (`/model` switches it); a state's `model` is the model of its current call. */
   readonly model: Ref.Ref<string>
@@ -188,7 +190,11 @@ export const opening = (engine: Engine): Effect.Effect<{ readonly current: Curre
 /** The session's cost so far: `modelUsage` and `total_cost_usd`. @category Steps */
 export const costOf = (engine: Engine, current: Current) =>
   Effect.map(Ref.get(current.state.usage), (usage) => {
-    const r = Cost.report(usage, { pricing: engine.pricing, maxOutputTokens: engine.maxTokens })
+    const r = Cost.report(usage, {
+      pricing: engine.pricing,
+      maxOutputTokens: engine.maxTokens,
+      contextWindow: (model) => windowFor(model, engine.options.models)
+    })
     return { modelUsage: r.modelUsage, totalCostUsd: r.totalCostUsd }
   })
 

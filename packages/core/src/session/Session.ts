@@ -31,6 +31,7 @@ import * as SessionHooks from "../hook/SessionHooks.js"
 import { Ids } from "../ids/Ids.js"
 import { NestedMemory } from "../memory/NestedMemory.js"
 import type { UserMessage } from "../message/Message.js"
+import * as ModelCapabilities from "../model/ModelCapabilities.js"
 import { ModelClient } from "../model/ModelClient.js"
 import * as Thinking from "../model/Thinking.js"
 import * as StructuredOutputTool from "../output/StructuredOutputTool.js"
@@ -46,7 +47,6 @@ import * as Pricing from "./Pricing.js"
 import * as Resume from "./Resume.js"
 import type * as SdkMessage from "./SdkMessage.js"
 import {
-  DEFAULT_MAX_TOKENS,
   DEFAULT_MAX_TURNS,
   type NewSession,
   type Options,
@@ -206,7 +206,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       commands: yield* Commands,
       store,
       pricing: options.pricing ?? Pricing.defaultTable,
-      maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+      maxTokens: (model: string) => ModelCapabilities.maxTokensFor(model, options.maxTokens, options.models),
       maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
       model,
       thinking: yield* Ref.make(options.thinking ?? Thinking.modelDefault),

@@ -4,6 +4,8 @@
  * @since 0.1.0
  */
 import type { Message } from "../message/Message.js"
+import { DEFAULT_OUTPUT } from "../model/ModelCapabilities.js"
+import type * as ModelCapabilities from "../model/ModelCapabilities.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
 import type * as Thinking from "../model/Thinking.js"
 import type * as StructuredOutput from "../output/StructuredOutput.js"
@@ -16,8 +18,11 @@ import type * as Transcript from "./Transcript.js"
 /** The Keel version reported in `system`/`init`. @category Constants */
 export const VERSION = "0.1.0"
 
-/** Default output-token cap per request. @category Constants */
-export const DEFAULT_MAX_TOKENS = 32_000
+/**
+ * Output-token cap per request of a model the capability table does not know (each known model has
+ * its own default, see `ModelCapabilities`). @category Constants
+ */
+export const DEFAULT_MAX_TOKENS = DEFAULT_OUTPUT.default
 
 /**
  * Default budget of model calls in one turn. A turn is bounded even when nobody set a limit: an
@@ -68,7 +73,17 @@ export interface Options {
   readonly persist?: boolean | undefined
   /** The most model calls per turn (default {@link DEFAULT_MAX_TURNS}). */
   readonly maxTurns?: number | undefined
+  /**
+   * The `max_tokens` of every request (`CLAUDE_CODE_MAX_OUTPUT_TOKENS`), capped at each model's upper
+   * limit; default each model's own (see `ModelCapabilities`), for a fallback model too.
+   */
   readonly maxTokens?: number | undefined
+  /**
+   * What each model can do: context window, output limits, thinking, betas (default
+   * {@link ModelCapabilities.defaultTable}; `ModelCapabilities.merge` adds to it, `KEEL_MODELS_FILE`
+   * for the CLI).
+   */
+  readonly models?: ModelCapabilities.Table | undefined
   /** After an answer cut at the output limit (default Claude Code's, `TurnPolicy.claudeCode`). */
   readonly continuation?: TurnPolicy.Continuation | undefined
   /** After the API said the prompt is too long (default Claude Code's, `TurnPolicy.claudeCode`). */

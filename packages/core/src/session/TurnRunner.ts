@@ -290,7 +290,8 @@ export const run = (
     // The services go to the effect that makes the turn's stream, not to the stream (see `TurnLoop.stream`).
     const events = yield* TurnLoop.stream({
       model,
-      maxTokens: engine.maxTokens,
+      maxTokens: engine.maxTokens(model),
+      maxTokensFor: engine.maxTokens,
       maxTurns: engine.maxTurns,
       continuation: engine.options.continuation,
       promptTooLong: engine.options.promptTooLong,

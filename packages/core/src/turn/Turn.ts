@@ -31,7 +31,13 @@ import type * as TurnPolicy from "./TurnPolicy.js"
 /** Options of one turn. @category Models */
 export interface Options {
   readonly model: string
+  /** The `max_tokens` of a request to `model`. */
   readonly maxTokens: number
+  /**
+   * The `max_tokens` of a request to any model (a fallback the turn switched to): each model's
+   * default unless the user set one (see `ModelCapabilities.maxTokensFor`). Absent: `maxTokens`.
+   */
+  readonly maxTokensFor?: ((model: string) => number) | undefined
   /** The most model calls in this turn; the turn ends with `max_turns` after the last one's tools. */
   readonly maxTurns?: number | undefined
   /** After an answer cut at the output limit (default Claude Code's: 3 continuations, `TurnPolicy.claudeCode`). */
@@ -133,11 +139,15 @@ export const stageContext = (turn: Turn, state: LoopState.LoopState): StageConte
   model: state.model,
   iteration: state.iteration,
   sessionId: turn.session.sessionId,
-  maxTokens: turn.options.maxTokens,
+  maxTokens: maxTokensOf(turn, state.model),
   system: turn.options.system as StageContext["system"],
   cwd: turn.options.cwd,
   tools: turn.registry.definitions
 })
+
+/** The `max_tokens` of a request to `model` in this turn. @category Steps */
+export const maxTokensOf = (turn: Turn, model: string): number =>
+  turn.options.maxTokensFor?.(model) ?? turn.options.maxTokens
 
 /** Adds `message` to the conversation. @category Steps */
 export const append = (turn: Turn, message: Message): Effect.Effect<void> =>

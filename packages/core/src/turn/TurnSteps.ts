@@ -29,7 +29,7 @@ import * as ToolRuntime from "../tool/ToolRuntime.js"
 import * as Decide from "./Decide.js"
 import * as LoopState from "./LoopState.js"
 import * as ModelCall from "./ModelCall.js"
-import { answerAll, append, completion, decide, recordApiTime, stageContext, type Turn } from "./Turn.js"
+import { answerAll, append, completion, decide, maxTokensOf, recordApiTime, stageContext, type Turn } from "./Turn.js"
 import { TurnEvent } from "./TurnEvent.js"
 
 /**
@@ -217,7 +217,8 @@ const requestFor = (turn: Turn, state: LoopState.LoopState, messages: ReadonlyAr
   return {
     model: state.model,
     messages,
-    max_tokens: options.maxTokens,
+    max_tokens: maxTokensOf(turn, state.model),
+    ...(options.maxTokensFor !== undefined ? { maxTokensFor: options.maxTokensFor } : {}),
     tools: turn.registry.definitions,
     source: options.source ?? "foreground",
     ...(options.system !== undefined ? { system: options.system } : {}),
