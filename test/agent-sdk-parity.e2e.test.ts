@@ -9,6 +9,7 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { clis, resultOf, run, start, systemText } from "./support/AgentSdk.js"
+import { Message } from "@keel/core"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
 import { closeServers, fake, workdir } from "./support/KeelProcess.js"
 
@@ -29,6 +30,29 @@ for (const cli of clis) {
       assert.strictEqual(result.result, "hello from the model")
       assert.strictEqual(result.num_turns, 1)
       assert.strictEqual(server.requests.length, 1)
+    }, TIMEOUT)
+
+    it("an answer of text then two tool calls: one assistant message per block, all with the answer's id", async () => {
+      const dir = workdir()
+      const server = await fake([
+        FakeAnthropic.toolUseReply([
+          new Message.TextBlock({ text: "Reading two files." }),
+          { name: "Read", input: { file_path: path.join(dir, "README.md") }, id: "toolu_one" },
+          { name: "Read", input: { file_path: path.join(dir, "README.md") }, id: "toolu_two" }
+        ], { id: "msg_blocks" }),
+        FakeAnthropic.textReply("Both read.", { id: "msg_done" })
+      ])
+      const { error, messages } = await run(cli, dir, server, { allowedTools: ["Read"] })
+      assert.isUndefined(error)
+      const answers = messages.filter((m) => m.type === "assistant")
+      assert.deepStrictEqual(
+        answers.map((m) => [m.message.id, m.message.content.map((b: any) => b.type === "tool_use" ? b.id : b.type)]),
+        [["msg_blocks", ["text"]], ["msg_blocks", ["toolu_one"]], ["msg_blocks", ["toolu_two"]], ["msg_done", ["text"]]]
+      )
+      assert.strictEqual(new Set(answers.map((m) => m.uuid)).size, 4)
+      // The model got the whole answer back, both calls answered.
+      assert.deepStrictEqual(server.requests[1]!.body.messages[1].content.map((b: any) => b.type), ["text", "tool_use", "tool_use"])
+      assert.strictEqual(resultOf(messages).result, "Both read.")
     }, TIMEOUT)
 
     it("canUseTool: allow runs the call, deny's message reaches the model and the denial is in the result", async () => {

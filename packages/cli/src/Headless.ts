@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Actions, Admission, Commands, Ids, Message, Permissions, SdkMessage, SessionRuntime } from "@keel/core"
+import { Actions, Admission, Commands, Ids, Message, Permissions, SdkBlocks, SdkMessage, SessionRuntime } from "@keel/core"
 import type * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -105,8 +105,10 @@ const runTurn = (
               const line = progressLine(message)
               if (line !== undefined) io.err(line)
             }
-            if (flags.outputFormat === "stream-json") lines += JSON.stringify(message) + "\n"
-            else if (flags.outputFormat === "json" && flags.verbose) collected.push(message)
+            // An answer goes out as Claude Code prints it: one assistant message per content block.
+            if (flags.outputFormat === "stream-json") {
+              for (const part of SdkBlocks.perBlock(message, Ids.crypto.uuid)) lines += JSON.stringify(part) + "\n"
+            } else if (flags.outputFormat === "json" && flags.verbose) collected.push(...SdkBlocks.perBlock(message, Ids.crypto.uuid))
           }
           if (lines.length > 0) io.out(lines)
         })
