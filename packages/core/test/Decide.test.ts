@@ -73,6 +73,13 @@ describe("Decide", () => {
     })
   })
 
+  it("the output limit named is the answering model's own (a fallback's), when the context knows each model's", () => {
+    const perModel = { ...context, maxTokensFor: (model: string) => (model === "claude-backup" ? 32_000 : 64_000) }
+    const cut = answered(answer({ stop: "max_tokens" }), undefined, "claude-backup")
+    assert.deepStrictEqual(Decide.decide(at(1, { continuations: 3 }), cut, perModel).state.stop?.message,
+      "The answer was cut at the output limit (32000 tokens) 4 times in a row")
+  })
+
   it("a continuation policy of its own: no continuation at all, or another prompt", () => {
     const never = { ...context, policy: { ...context.policy, continuation: { max: 0, prompt: "" } } }
     assert.strictEqual(Decide.decide(at(1), answered(answer({ stop: "max_tokens" })), never).state.stop?.reason, "max_output_tokens")

@@ -67,6 +67,8 @@ export interface Context {
   readonly policy: TurnPolicy
   /** The output-token cap of each request (for the message of an answer cut too often). */
   readonly maxTokens: number
+  /** The output-token cap of a request to a model (a fallback's own); absent: `maxTokens`. */
+  readonly maxTokensFor?: ((model: string) => number) | undefined
   /** Whether a compactor is there to answer a prompt that is too long. */
   readonly canCompact: boolean
   /** The structured output the turn must give, if any (see `StructuredOutput`). */
@@ -97,7 +99,9 @@ const answered = (state: LoopState, outcome: Extract<Outcome, { _tag: "Answered"
   if (state.continuations >= continuation.max) {
     return stop(next, {
       reason: "max_output_tokens",
-      message: `The answer was cut at the output limit (${context.maxTokens} tokens) ${state.continuations + 1} times in a row`
+      message: `The answer was cut at the output limit (${
+        context.maxTokensFor?.(outcome.model) ?? context.maxTokens
+      } tokens) ${state.continuations + 1} times in a row`
     })
   }
   const going: LoopState = { ...next, continuations: state.continuations + 1 }

@@ -74,6 +74,7 @@ const make = (options: Options): Effect.Effect<Turn, never, Requirements | Scope
           promptTooLong: options.promptTooLong ?? TurnPolicy.claudeCode.promptTooLong
         },
         maxTokens: options.maxTokens,
+        maxTokensFor: options.maxTokensFor,
         canCompact: compactor.available,
         structuredOutput: options.structuredOutput
       },
