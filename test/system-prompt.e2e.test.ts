@@ -10,12 +10,11 @@
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { BaseInstructions, SessionStore } from "@keel/core"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, lines, run, userLine, workdir } from "./support/KeelProcess.js"
+import { closeServers, envFor, fake, gitRepository, lines, run, userLine } from "./support/KeelProcess.js"
 
 afterEach(() => closeServers())
 
@@ -35,15 +34,8 @@ const withoutBreakpoints = (value: unknown): unknown =>
 
 describe("keel's system prompt and tools, as sent", { timeout: 120_000 }, () => {
   it("byte-identical through the end of the system prompt: every turn of a session, and after --resume", async () => {
-    const dir = fs.realpathSync(workdir())
+    const { dir, git } = gitRepository()
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "keel-home-"))
-    const git = (...args: Array<string>) =>
-      execFileSync("git", args, { cwd: dir, env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } })
-    git("init", "-q", "-b", "main")
-    git("config", "user.name", "Keel Tester")
-    git("config", "user.email", "tester@example.com")
-    git("add", "README.md")
-    git("commit", "-q", "-m", "the README")
     fs.writeFileSync(path.join(dir, "AGENTS.md"), "Answer in one sentence.\n")
 
     // One session, two user turns (the first reads a file): three requests.
