@@ -7,7 +7,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { type ModelRequest, Tool } from "@keel/core"
-import { AskUserQuestion, Bash, BuiltinTools, Glob, Grep, Read } from "@keel/tools"
+import { AskUserQuestion, Bash, BuiltinTools, Glob, Grep, Read, Subagents } from "@keel/tools"
 import { Effect } from "effect"
 import * as path from "node:path"
 
@@ -53,4 +53,10 @@ describe("built-in tool definitions", () => {
       assert.include(text.get("AskUserQuestion"), `one to ${AskUserQuestion.MAX_QUESTIONS} multiple-choice questions`)
       assert.include(text.get("AskUserQuestion"), `at most ${AskUserQuestion.MAX_HEADER_CHARS} characters`)
     }))
+
+  it("the built-in subagents' system prompts (from src/text/agent-*.md) are pinned too", async () => {
+    const prompts = Subagents.builtin.map((a) => `<!-- agent: ${a.agentType} -->\n${a.systemPrompt("/work/project")}`).join("\n\n")
+    await expect(prompts).toMatchFileSnapshot(snapshot("subagent-prompts.md"))
+    for (const agent of Subagents.builtin) assert.isTrue(agent.systemPrompt("/w").endsWith(Subagents.reportNote("/w")))
+  })
 })
