@@ -50,7 +50,7 @@ describe("built-in tool definitions", () => {
       assert.include(text.get("Glob"), `At most ${n(Glob.MAX_RESULTS)} paths`)
       assert.include(text.get("Grep"), `At most ${n(Grep.DEFAULT_HEAD_LIMIT)} lines or paths`)
       for (const type of Object.keys(Grep.TYPES)) assert.include(text.get("Grep"), `\`${type}\``)
-      assert.include(text.get("AskUserQuestion"), `one to ${AskUserQuestion.MAX_QUESTIONS} multiple-choice questions`)
+      assert.include(text.get("AskUserQuestion"), `1 to ${AskUserQuestion.MAX_QUESTIONS} multiple-choice questions`)
       assert.include(text.get("AskUserQuestion"), `at most ${AskUserQuestion.MAX_HEADER_CHARS} characters`)
     }))
 
