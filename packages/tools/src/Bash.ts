@@ -40,7 +40,9 @@ export const Input = Schema.Struct({
   timeout: Schema.optional(
     Schema.Int.pipe(Schema.between(1, MAX_TIMEOUT_MS)).annotations({ description: `Optional timeout in milliseconds (max ${MAX_TIMEOUT_MS})` })
   ),
-  description: Schema.optional(Schema.String).annotations({ description: "A short description of what this command does" })
+  description: Schema.optional(Schema.String).annotations({
+    description: "What the command does, in five to ten words, for the user following along"
+  })
 })
 
 const minutes = (ms: number): string => `${ms / 60_000} minutes (${ms.toLocaleString("en-US")} ms)`
