@@ -6,7 +6,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { BaseInstructions, ContextAssembly, GitContext, ModelFacts, SystemPrompt } from "@keel/core"
+import { BaseInstructions, ContextAssembly, ContextSnapshot, GitContext, ModelFacts, SystemPrompt } from "@keel/core"
 import { Effect, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -71,6 +71,11 @@ describe("the assembled system prompt", () => {
       assert.deepStrictEqual(prompt.dynamic.map((s) => s.name), ["instructions", "environment"])
       const dynamic = prompt.dynamic.map((s) => `<!-- section: ${s.name} -->\n${s.text}`).join("\n\n").replaceAll(cwd, "/work/project")
       yield* Effect.promise(() => expect(dynamic).toMatchFileSnapshot(snapshot("dynamic-part.md")))
+      // The facts it was built from, as /context shows them.
+      assert.include(
+        ContextSnapshot.describe(prompt.context!),
+        `Environment: ${cwd} · Linux 6.8.0 · bash · 2026-03-04 · claude-sonnet-4-6`
+      )
       // A model without a known cutoff: named by its id, no cutoff line.
       const unknown = yield* assembled(cwd, "claude-custom-1")
       const environment = unknown.dynamic.find((s) => s.name === "environment")!.text
