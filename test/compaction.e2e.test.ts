@@ -4,11 +4,12 @@
  * reactive compaction after the API's "prompt is too long", and the circuit breaker.
  *
  * keel's output cap is `Session.DEFAULT_MAX_TOKENS` (32,000; no flag changes it), so autocompact fires
- * at window − min(32,000, 20,000) − 13,000 tokens: 27,000 for the 60,000-token window used here (a
- * window under 33,000 makes that negative: see the skipped test below). The stages before it stay out
+ * at window − min(32,000, 20,000) − 13,000 tokens: 37,000 for the 70,000-token window used here (a
+ * window under 33,000 makes that negative: see the skipped test below; the 50-call test uses 60,000,
+ * where autocompact comes before microcompact). The stages before it stay out
  * of the way: every file is read once (snip drops only unchanged re-reads), each result is under the
  * 50,000 characters of the tool result budget, and the conversations stay under microcompact's 50 %
- * (30,000 tokens; it would clear all but 5 results anyway) and context collapse's 60 % (a `keel -p`
+ * (35,000 tokens; it would clear all but 5 results anyway) and context collapse's 60 % (a `keel -p`
  * run is one turn, which it never folds). Large results would be saved under `KEEL_HOME`: each run
  * gets its own.
  *
@@ -23,7 +24,7 @@ import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
 import { envFor, lines, run, workdir } from "./support/KeelProcess.js"
 
-const WINDOW = 60_000
+const WINDOW = 70_000
 const THRESHOLD = Autocompact.threshold(WINDOW, Session.DEFAULT_MAX_TOKENS)
 
 const servers: Array<FakeAnthropic.FakeAnthropic> = []
@@ -136,6 +137,9 @@ const estimateOf = (message: any): number =>
 
 describe.concurrent("keel compaction", () => {
   it("a 50-call conversation keeps going after compaction; stream-json shows each boundary", async () => {
+    // A window under 66,000 tokens, so that autocompact (at window - 33,000) comes before microcompact (at half).
+    const window = 60_000
+    const threshold = Autocompact.threshold(window, Session.DEFAULT_MAX_TOKENS)
     const dir = workdir()
     for (let i = 1; i < 50; i++) write(dir, `notes-${i}.txt`, textFile(`notes-${i}`, 60))
     let calls = 0
@@ -150,7 +154,7 @@ describe.concurrent("keel compaction", () => {
         ? FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: `notes-${calls}.txt` } }], usageOf(body))
         : FakeAnthropic.textReply("Read all the notes.", usageOf(body))
     })
-    const t = await keel(server, dir, "read the notes one by one")
+    const t = await keel(server, dir, "read the notes one by one", window)
 
     assert.strictEqual(t.code, 0)
     assert.deepStrictEqual(
@@ -170,7 +174,7 @@ describe.concurrent("keel compaction", () => {
       assert.deepStrictEqual(k.slice(at - 1, at + 2), ["system/status:compacting", "system/compact_boundary", "assistant"])
       const meta = t.messages[at].compact_metadata
       assert.strictEqual(meta.trigger, "auto")
-      assert.isAtLeast(meta.pre_tokens, THRESHOLD)
+      assert.isAtLeast(meta.pre_tokens, threshold)
       assert.isBelow(meta.post_tokens, meta.pre_tokens)
       assert.isAtLeast(meta.duration_ms, 0)
     }
@@ -205,7 +209,7 @@ describe.concurrent("keel compaction", () => {
     // estimate: a token per 4 characters of the messages' JSON (the usage the fake reports, which the
     // estimate starts from, also counts the system prompt and the tools).
     for (const body of t.requests.filter((b) => !isSummary(b))) {
-      assert.isBelow(JSON.stringify(body.messages).length / 4, THRESHOLD)
+      assert.isBelow(JSON.stringify(body.messages).length / 4, threshold)
     }
   })
 

@@ -5,26 +5,18 @@
  * (`DISABLE_PROMPT_CACHING` turns them off).
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, run, runStreamJson, workdir } from "./support/KeelProcess.js"
+import { closeServers, envFor, fake, gitRepository, run, runStreamJson } from "./support/KeelProcess.js"
 
 afterEach(() => closeServers())
 
 const MARK = `"cache_control":{"type":"ephemeral"}`
 
-/** {@link workdir} as a git repository on `main` with its README committed, and a KEEL.md. */
+/** {@link gitRepository} with a KEEL.md. */
 const repository = (): string => {
-  const dir = fs.realpathSync(workdir())
-  const git = (...args: Array<string>) =>
-    execFileSync("git", args, { cwd: dir, env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } })
-  git("init", "-q", "-b", "main")
-  git("config", "user.name", "Keel Tester")
-  git("config", "user.email", "tester@example.com")
-  git("add", "README.md")
-  git("commit", "-q", "-m", "the README")
+  const { dir } = gitRepository()
   fs.writeFileSync(path.join(dir, "KEEL.md"), "Count every sheep twice.\n")
   return dir
 }

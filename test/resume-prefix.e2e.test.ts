@@ -9,30 +9,18 @@
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { SessionStore, TurnEnvelope } from "@keel/core"
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, lines, run, workdir } from "./support/KeelProcess.js"
+import { closeServers, envFor, fake, gitRepository, lines, run } from "./support/KeelProcess.js"
 
 afterEach(() => closeServers())
 
 /** A git repository on `main` with its README committed and an untracked KEEL.md; `KEEL_HOME` outside it. */
 const repository = () => {
-  const dir = fs.realpathSync(workdir())
+  const { dir, git } = gitRepository()
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "keel-home-"))
-  const git = (...args: Array<string>) =>
-    execFileSync("git", args, {
-      cwd: dir,
-      env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" }
-    })
-  git("init", "-q", "-b", "main")
-  git("config", "user.name", "Keel Tester")
-  git("config", "user.email", "tester@example.com")
-  git("config", "commit.gpgsign", "false")
-  git("add", "README.md")
-  git("commit", "-q", "-m", "the README")
   fs.writeFileSync(path.join(dir, "KEEL.md"), "Count every sheep twice.\n")
   return { dir, home, git }
 }

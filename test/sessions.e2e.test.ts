@@ -263,6 +263,7 @@ describe("keel sessions", { timeout: 90_000 }, () => {
   })
 
   it("resume after a compaction sends exactly the compacted context", async () => {
+    const WINDOW = 70_000
     const at = place()
     const files = ["a.txt", "b.txt", "c.txt", "d.txt"]
     for (const name of files) {
@@ -284,7 +285,8 @@ describe("keel sessions", { timeout: 90_000 }, () => {
           : FakeAnthropic.textReply("Done.", { usage })
       }
     })
-    const env = { ...envFor(server), KEEL_HOME: at.home, KEEL_AUTO_COMPACT_WINDOW: "60000" }
+    // A window the four reads (~8k tokens each, after ~7.5k of system prompt and tools) fill once.
+    const env = { ...envFor(server), KEEL_HOME: at.home, KEEL_AUTO_COMPACT_WINDOW: String(WINDOW) }
     const first = await run(["-p", "read the four files", "--output-format", "stream-json", "--max-turns", "100"], { env, cwd: at.dir })
     await server.close()
     assert.strictEqual(first.code, 0, first.stderr)
@@ -294,12 +296,12 @@ describe("keel sessions", { timeout: 90_000 }, () => {
     assert.isTrue(bodies.some(isSummary))
     const last = bodies.at(-1)
     assert.isFalse(isSummary(last))
-    assert.isBelow(tokensOf(last), Autocompact.threshold(60_000, Session.DEFAULT_MAX_TOKENS))
+    assert.isBelow(tokensOf(last), Autocompact.threshold(WINDOW, Session.DEFAULT_MAX_TOKENS))
     const id = out[0].session_id
     const rewrites = entries(at, id).filter((e) => e.type === "rewrite")
     assert.deepStrictEqual(rewrites.map((e) => [e.trigger, e.compaction?.trigger]), [["autocompact", "auto"]])
 
-    const second = await keel(at, [text("All four were read.")], ["--resume", id], "and now?", { KEEL_AUTO_COMPACT_WINDOW: "60000" })
+    const second = await keel(at, [text("All four were read.")], ["--resume", id], "and now?", { KEEL_AUTO_COMPACT_WINDOW: String(WINDOW) })
     assert.strictEqual(second.code, 0, second.stderr)
     const done = out.filter((m: any) => m.type === "assistant").at(-1).message
     assert.deepStrictEqual(done.content.map((b: any) => b.text), ["Done."])

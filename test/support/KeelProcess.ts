@@ -2,7 +2,7 @@
  * Running the real `keel` binary (built by `npm run build`, linked into node_modules/.bin by npm) in
  * end-to-end tests, against loopback fakes of the Messages API that are closed after each test.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -40,6 +40,23 @@ export const workdir = (): string => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-e2e-"))
   fs.writeFileSync(path.join(dir, "README.md"), "# Demo project\n\nIt counts sheep.\nThree lines.\n")
   return dir
+}
+
+/**
+ * A fresh {@link workdir} (its real path) as a git repository on `main`, with its README committed
+ * by "Keel Tester", and `git` to run more commands there (no global or system git config is read).
+ */
+export const gitRepository = (): { readonly dir: string; readonly git: (...args: Array<string>) => Buffer } => {
+  const dir = fs.realpathSync(workdir())
+  const git = (...args: Array<string>) =>
+    execFileSync("git", args, { cwd: dir, env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } })
+  git("init", "-q", "-b", "main")
+  git("config", "user.name", "Keel Tester")
+  git("config", "user.email", "tester@example.com")
+  git("config", "commit.gpgsign", "false")
+  git("add", "README.md")
+  git("commit", "-q", "-m", "the README")
+  return { dir, git }
 }
 
 /** Options of {@link start}: extra environment, working directory (default a fresh {@link workdir}), stdin text. */

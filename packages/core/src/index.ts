@@ -42,8 +42,12 @@ export * as ContextUsage from "./context/ContextUsage.js"
 export * as ContextCollapse from "./context/ContextCollapse.js"
 /** Context assembly: the default system prompt (base instructions, project instructions, git, environment). */
 export * as ContextAssembly from "./prompt/ContextAssembly.js"
-/** The environment section of the system prompt: working directory, platform, date. */
+/** The base instructions of the default system prompt (from `prompt/text/*.md`). */
+export * as BaseInstructions from "./prompt/BaseInstructions.js"
+/** The environment section of the system prompt: working directory, platform, shell, date, model. */
 export * as Environment from "./prompt/Environment.js"
+/** Model names and knowledge cutoffs the environment section states. */
+export * as ModelFacts from "./prompt/ModelFacts.js"
 /** Where the model layer gets its API key or token. */
 export * as Credentials from "./model/Credentials.js"
 /** Model fallback after repeated overloads. */

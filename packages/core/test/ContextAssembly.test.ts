@@ -128,11 +128,14 @@ describe("ContextAssembly", () => {
 
       const environment = sectionOf(prompt, "environment")!
       assert.include(environment, `Working directory: ${cwd}`)
-      assert.include(environment, "Is directory a git repo: Yes")
-      assert.include(environment, `Platform: ${process.platform}`)
+      assert.include(environment, "Git repository: yes")
+      assert.include(environment, `Platform: ${process.platform} (`)
+      assert.include(environment, "Shell: bash")
       assert.include(environment, `Today's date: ${Environment.formatDate(now)}`)
+      // No model given: no model line.
+      assert.notInclude(environment, "Model:")
       assert.include(environment, "Current branch: feature")
-      assert.include(environment, "Main branch (you will usually use this for pull requests): trunk")
+      assert.include(environment, "Main branch (the usual base for pull requests): trunk")
       assert.include(environment, "Git user: Keel Tester")
       const commits = environment.split("Recent commits:\n")[1]!.split("\n\n")[0]!.split("\n")
       assert.deepStrictEqual(commits.map((line) => line.replace(/^[0-9a-f]+ /, "")), [
@@ -142,12 +145,12 @@ describe("ContextAssembly", () => {
         "commit 3",
         "commit 2"
       ])
-      const status = environment.split("Status:\n")[1]!
+      const status = environment.split("paths relative to the working directory):\n")[1]!
       // git reports paths relative to the working directory, as the tools resolve them.
       assert.include(status, " M ../../README.md")
       assert.include(status, "?? ../../new.txt")
       // Files written after the snapshot are not in it; the model is told it is a snapshot.
-      assert.include(environment, "It is a snapshot and is not updated during the conversation.")
+      assert.include(environment, "This snapshot is not updated")
     }))
 
   it.effect("outside a repository: no git section; instruction files up to the filesystem root", () =>
@@ -160,8 +163,8 @@ describe("ContextAssembly", () => {
       assert.deepStrictEqual(prompt.dynamic.map((s) => s.name), ["instructions", "environment"])
       assertOrder(sectionOf(prompt, "instructions")!, ["folder a", "folder b"])
       const environment = sectionOf(prompt, "environment")!
-      assert.include(environment, "Is directory a git repo: No")
-      assert.notInclude(environment, "gitStatus")
+      assert.include(environment, "Git repository: no")
+      assert.notInclude(environment, "# Git status")
       assert.notInclude(environment, "Current branch")
       assert.isTrue(Option.isNone(yield* GitContext.collect(cwd).pipe(Effect.provide(NodeContext.layer))))
 
@@ -177,8 +180,8 @@ describe("ContextAssembly", () => {
       initRepo(repo, 1)
       const prompt = yield* assemble(repo, { git: { git: path.join(repo, "no-such-git") } })
       const environment = sectionOf(prompt, "environment")!
-      assert.include(environment, "Is directory a git repo: Yes")
-      assert.notInclude(environment, "gitStatus")
+      assert.include(environment, "Git repository: yes")
+      assert.notInclude(environment, "# Git status")
     }))
 
   it.live("a git that hangs is stopped at the timeout: no git section, and the prompt comes anyway", () =>
@@ -192,8 +195,8 @@ describe("ContextAssembly", () => {
       assert.isTrue(Option.isNone(git))
       assert.isBelow(Date.now() - started, 10_000)
       const prompt = yield* assemble(repo, { git: { git: hanging, timeout: "300 millis" } })
-      assert.include(sectionOf(prompt, "environment")!, "Is directory a git repo: Yes")
-      assert.notInclude(sectionOf(prompt, "environment")!, "gitStatus")
+      assert.include(sectionOf(prompt, "environment")!, "Git repository: yes")
+      assert.notInclude(sectionOf(prompt, "environment")!, "# Git status")
     }))
 
   it.live("a huge git status is cut at 2,000 characters, at a line end, with a note", () =>
@@ -212,7 +215,7 @@ describe("ContextAssembly", () => {
 
       const prompt = yield* assemble(repo, {})
       const environment = sectionOf(prompt, "environment")!
-      assert.include(environment, "(the status is cut at 2,000 characters; run \"git status\" with the Bash tool for the rest)")
+      assert.include(environment, "[... the status is cut at 2,000 characters; run `git status` in Bash for the rest]")
       assert.include(environment, "?? untracked-0000.txt")
       assert.notInclude(environment, "?? untracked-2999.txt")
       // Soft budgets: the environment is over its ~500 tokens, but the dynamic part is under the sum.
@@ -347,6 +350,8 @@ describe("ContextAssembly", () => {
         assert.deepStrictEqual(second!.system, first!.system)
         assert.strictEqual(first!.systemStableBlocks, 1)
         assert.include(systemOf(first!), "first rules")
+        // The session's model is named in the environment (an id the table does not know: as it is).
+        assert.include(systemOf(first!), "- Model: you run on claude-test (model id `claude-test`)")
         assert.notInclude(systemOf(second!), "later.txt")
         assert.deepStrictEqual(yield* session.systemPrompt, yield* session.systemPrompt)
 

@@ -12,6 +12,16 @@
 import { Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Texts from "./text/Texts.generated.js"
+
+/** Most questions in one call. @category Constants */
+export const MAX_QUESTIONS = 4
+/** Longest header of a question, in characters. @category Constants */
+export const MAX_HEADER_CHARS = 12
+/** Fewest options of a question. @category Constants */
+export const MIN_OPTIONS = 2
+/** Most options of a question. @category Constants */
+export const MAX_OPTIONS = 4
 
 /** One choice of a question. @category Schemas */
 export const Choice = Schema.Struct({
@@ -26,36 +36,26 @@ export const Question = Schema.Struct({
   question: Schema.String.pipe(Schema.minLength(1)).annotations({
     description: "The complete question, clear and specific, ending with a question mark"
   }),
-  header: Schema.String.pipe(Schema.maxLength(12)).annotations({
-    description: "A very short label for it (at most 12 characters): \"Auth method\", \"Library\""
+  header: Schema.String.pipe(Schema.maxLength(MAX_HEADER_CHARS)).annotations({
+    description: `A very short label for it (at most ${MAX_HEADER_CHARS} characters): "Auth method", "Library"`
   }),
-  options: Schema.Array(Choice).pipe(Schema.minItems(2), Schema.maxItems(4)).annotations({
-    description: "2-4 distinct choices (no \"Other\": the user can always answer in their own words)"
+  options: Schema.Array(Choice).pipe(Schema.minItems(MIN_OPTIONS), Schema.maxItems(MAX_OPTIONS)).annotations({
+    description: `${MIN_OPTIONS}-${MAX_OPTIONS} distinct choices (no "Other": the user can always answer in their own words)`
   }),
   multiSelect: Schema.Boolean.annotations({ description: "Whether the user may pick several options" })
 })
 
 /** The input: the questions, and (filled in by the user's answer) the answers. @category Schemas */
 export const Input = Schema.Struct({
-  questions: Schema.Array(Question).pipe(Schema.minItems(1), Schema.maxItems(4)).annotations({
-    description: "1-4 questions to ask the user"
+  questions: Schema.Array(Question).pipe(Schema.minItems(1), Schema.maxItems(MAX_QUESTIONS)).annotations({
+    description: `1-${MAX_QUESTIONS} questions to ask the user`
   }),
   answers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })).annotations({
     description: "Leave this out: the user's answers are filled in when they reply"
   })
 })
 
-const description = [
-  "Asks the user one to four multiple-choice questions and waits for the answers.",
-  "",
-  "Use it when you need the user's decision or missing information to go on: a choice between approaches, a",
-  "preference, a detail only they know. Do not use it for things you can find out yourself (read the code, run a",
-  "command), or to ask for permission to run a tool (that is asked for you).",
-  "",
-  "- Each question has a short header (at most 12 characters) and 2-4 options, each with a label and what it means.",
-  "- The user can always answer in their own words instead of picking an option: do not add an \"Other\" option.",
-  "- Set multiSelect when several options can apply together."
-].join("\n")
+const description = Texts.AskUserQuestion({ MAX_QUESTIONS, MAX_HEADER_CHARS, MIN_OPTIONS, MAX_OPTIONS })
 
 /** What the model reads back: each question with its answer. @category Formatting */
 export const format = (answers: Readonly<Record<string, string>>): string =>

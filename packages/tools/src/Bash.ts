@@ -23,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as os from "node:os"
 import * as BashReadOnly from "./BashReadOnly.js"
+import * as Texts from "./text/Texts.generated.js"
 
 /** Claude Code's limits. @category Constants */
 export const DEFAULT_TIMEOUT_MS = 120_000
@@ -39,16 +40,18 @@ export const Input = Schema.Struct({
   timeout: Schema.optional(
     Schema.Int.pipe(Schema.between(1, MAX_TIMEOUT_MS)).annotations({ description: `Optional timeout in milliseconds (max ${MAX_TIMEOUT_MS})` })
   ),
-  description: Schema.optional(Schema.String).annotations({ description: "A short description of what this command does" })
+  description: Schema.optional(Schema.String).annotations({
+    description: "What the command does, in five to ten words, for the user following along"
+  })
 })
 
-const description = [
-  "Executes a bash command and returns its output.",
-  "- The working directory persists between commands: a cd carries over.",
-  `- The timeout is ${DEFAULT_TIMEOUT_MS / 1000} s unless given (at most ${MAX_TIMEOUT_MS / 1000} s); on timeout the command and its children are killed.`,
-  `- Output longer than ${MAX_OUTPUT_CHARS} characters is cut in the middle.`,
-  "- Prefer Read, Edit and Write for files."
-].join("\n")
+const minutes = (ms: number): string => `${ms / 60_000} minutes (${ms.toLocaleString("en-US")} ms)`
+
+const description = Texts.Bash({
+  DEFAULT_TIMEOUT: minutes(DEFAULT_TIMEOUT_MS),
+  MAX_TIMEOUT: minutes(MAX_TIMEOUT_MS),
+  MAX_OUTPUT_CHARS
+})
 
 /** `text` cut to `max` characters, keeping its start and end. @category Formatting */
 export const capMiddle = (text: string, max = MAX_OUTPUT_CHARS): string => {

@@ -11,6 +11,7 @@ import { type SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileWrites from "./FileWrites.js"
+import * as Texts from "./text/Texts.generated.js"
 
 /** The input, as the model sends it. @category Schemas */
 export const Input = Schema.Struct({
@@ -20,12 +21,7 @@ export const Input = Schema.Struct({
   replace_all: Schema.optional(Schema.Boolean).annotations({ description: "Replace all occurrences of old_string (default false)" })
 })
 
-const description = [
-  "Performs exact string replacements in files.",
-  "- You must Read the file in this conversation before editing it; the edit fails if the file changed since.",
-  "- The edit fails if old_string is not unique in the file: give more surrounding context, or set replace_all.",
-  "- An empty old_string creates a new file with new_string as its content."
-].join("\n")
+const description = Texts.Edit
 
 const count = (text: string, part: string): number => {
   let n = 0

@@ -8,6 +8,7 @@ import { Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
+import * as Texts from "./text/Texts.generated.js"
 import * as Workspace from "./Workspace.js"
 
 /** Most paths one Glob returns. @category Constants */
@@ -24,11 +25,7 @@ export const Input = Schema.Struct({
 /** The Glob tool. @category Constructors */
 export const tool: Tool.Tool<typeof Input.Type> = Tool.make({
   name: "Glob",
-  description: [
-    "Fast file pattern matching: returns the paths of matching files, most recently modified first.",
-    "- Supports patterns like \"**/*.js\" or \"src/**/*.ts\"; files ignored by .gitignore are skipped.",
-    `- At most ${MAX_RESULTS} paths are returned.`
-  ].join("\n"),
+  description: Texts.Glob({ MAX_RESULTS }),
   input: Input,
   isReadOnly: true,
   call: (input, context) =>

@@ -23,6 +23,7 @@ import * as BuiltinSearch from "./BuiltinSearch.js"
 import * as GrepOutput from "./GrepOutput.js"
 import * as GrepQuery from "./GrepQuery.js"
 import * as Ripgrep from "./Ripgrep.js"
+import * as Texts from "./text/Texts.generated.js"
 
 /** Default number of output lines or paths (0 means all). @category Constants */
 export const DEFAULT_HEAD_LIMIT = GrepOutput.DEFAULT_HEAD_LIMIT
@@ -44,13 +45,10 @@ const useBuiltin: Effect.Effect<boolean> = Config.boolean(USE_BUILTIN_ENV).pipe(
   Effect.orElseSucceed(() => false)
 )
 
-const description = [
-  "Searches file contents with a regular expression (JavaScript syntax, like ripgrep's).",
-  "- output_mode: \"files_with_matches\" (default: paths, newest first), \"content\" (matching lines), \"count\".",
-  "- Filter files with glob (\"*.ts\") or type (\"ts\", \"py\"); -i ignores case; -A/-B/-C add context lines.",
-  "- Patterns match within a line; set multiline to let them span lines (and . match newlines).",
-  `- head_limit (default ${DEFAULT_HEAD_LIMIT}, 0 for all) and offset page through the results.`
-].join("\n")
+const description = Texts.Grep({
+  DEFAULT_HEAD_LIMIT,
+  TYPES: Object.keys(TYPES).map((t) => `\`${t}\``).join(", ")
+})
 
 type Search = (query: GrepQuery.Query) => Effect.Effect<ReadonlyArray<GrepOutput.FileMatches>, Tool.ToolError>
 

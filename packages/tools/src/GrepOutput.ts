@@ -8,10 +8,10 @@
  * @since 0.1.0
  */
 import * as path from "node:path"
-import type { Query } from "./GrepQuery.js"
+import { DEFAULT_HEAD_LIMIT, type Query } from "./GrepQuery.js"
 
-/** Default number of output lines or paths (0 means all). @category Constants */
-export const DEFAULT_HEAD_LIMIT = 250
+/** Default number of output lines or paths (0 means all; `GrepQuery`'s). @category Constants */
+export { DEFAULT_HEAD_LIMIT }
 
 /** A line shown in content mode: a matching line or a context line. @category Models */
 export interface Line {

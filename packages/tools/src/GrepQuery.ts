@@ -27,7 +27,13 @@ export const TYPES: Readonly<Record<string, ReadonlyArray<string>>> = {
   yaml: ["*.yml", "*.yaml"]
 }
 
-const count = Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(0)))
+/** Default number of output lines or paths (0 means all). @category Constants */
+export const DEFAULT_HEAD_LIMIT = 250
+
+const count = (description: string) =>
+  Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(0)).annotations({ description }))
+
+const flag = (description: string) => Schema.optional(Schema.Boolean.annotations({ description }))
 
 /** The input, as the model sends it. @category Schemas */
 export const Input = Schema.Struct({
@@ -35,15 +41,17 @@ export const Input = Schema.Struct({
   path: Schema.optional(Schema.String).annotations({ description: "File or directory to search (default: the working directory)" }),
   glob: Schema.optional(Schema.String).annotations({ description: "Only files matching this glob, e.g. \"*.ts\"" }),
   type: Schema.optional(Schema.String).annotations({ description: "Only files of this type, e.g. \"ts\", \"py\"" }),
-  output_mode: Schema.optional(Schema.Literal("content", "files_with_matches", "count")),
-  "-i": Schema.optional(Schema.Boolean),
-  "-n": Schema.optional(Schema.Boolean),
-  "-A": count,
-  "-B": count,
-  "-C": count,
-  multiline: Schema.optional(Schema.Boolean),
-  head_limit: count,
-  offset: count
+  output_mode: Schema.optional(Schema.Literal("content", "files_with_matches", "count").annotations({
+    description: "content: the matching lines; files_with_matches: their files (the default); count: matches per file"
+  })),
+  "-i": flag("Ignore case"),
+  "-n": flag("Show line numbers in content mode (default true)"),
+  "-A": count("Lines to show after each match (content mode)"),
+  "-B": count("Lines to show before each match (content mode)"),
+  "-C": count("Lines to show before and after each match (content mode)"),
+  multiline: flag("Let matches span lines, and . match line breaks (default false)"),
+  head_limit: count(`Show at most this many lines or paths (default ${DEFAULT_HEAD_LIMIT}; 0 for all)`),
+  offset: count("Skip this many lines or paths first, to page through results")
 })
 
 /** @category Schemas */

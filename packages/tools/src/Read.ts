@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as MediaType from "./MediaType.js"
+import * as Texts from "./text/Texts.generated.js"
 
 /** Lines returned when no `limit` is given. @category Constants */
 export const DEFAULT_LIMIT = 2000
@@ -23,6 +24,8 @@ export const DEFAULT_LIMIT = 2000
 export const MAX_LINE_LENGTH = 2000
 /** Most characters one Read returns (about 25,000 tokens); past that, ask for a range. @category Constants */
 export const MAX_OUTPUT_CHARS = 100_000
+/** Most tokens one Read returns, as its description states (today enforced as {@link MAX_OUTPUT_CHARS}). @category Constants */
+export const MAX_OUTPUT_TOKENS = 25_000
 /**
  * Largest image returned, in bytes (3.75 MB): base64 makes it a third larger, and the API takes at
  * most 5 MB per image.
@@ -56,16 +59,15 @@ export const Input = Schema.Struct({
 
 const megabytes = (bytes: number): string => `${(bytes / 1_048_576).toFixed(2).replace(/\.?0+$/, "")} MB`
 
-const description = [
-  "Reads a file from the local filesystem.",
-  "- file_path should be an absolute path; a relative path is resolved against the working directory.",
-  `- By default it reads up to ${DEFAULT_LIMIT} lines from the start of the file; use offset and limit for long files.`,
-  `- Lines longer than ${MAX_LINE_LENGTH} characters are truncated.`,
-  "- Results are returned cat -n style: the line number, a tab, then the line.",
-  `- Images (PNG, JPEG, GIF, WebP, up to ${megabytes(MAX_IMAGE_BYTES)}) are returned as images you can see.`,
-  `- PDFs (up to ${megabytes(MAX_PDF_BYTES)} and ${MAX_PDF_PAGES} pages) are returned as documents, text and pages.`,
-  "- Other binary files are refused."
-].join("\n")
+const description = Texts.Read({
+  DEFAULT_LIMIT,
+  MAX_LINE_LENGTH,
+  MAX_OUTPUT_TOKENS,
+  MAX_IMAGE_SIZE: megabytes(MAX_IMAGE_BYTES),
+  MAX_IMAGE_SIDE,
+  MAX_PDF_SIZE: megabytes(MAX_PDF_BYTES),
+  MAX_PDF_PAGES
+})
 
 /** Whether these bytes look binary: a NUL byte in the first 8 KB. @category Utils */
 export const isBinary = (bytes: Uint8Array): boolean => {

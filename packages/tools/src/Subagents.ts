@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { StructuredOutputTool, type Tool } from "@keel/core"
+import * as Texts from "./text/Texts.generated.js"
 
 /** The name of the tool that starts subagents (never given to a subagent). @category Constants */
 export const TASK_TOOL_NAME = "Task"
@@ -37,11 +38,8 @@ export interface Definition {
   readonly prompt?: string | undefined
 }
 
-const finalReport = [
-  "When you are done, answer with a complete report of what you found or did: the agent that started you sees",
-  "only your final message, not your tool calls or their results. Name the relevant files by absolute path and",
-  "quote the lines that matter."
-].join(" ")
+/** The end of every subagent's system prompt: how to report, and the working directory. @category Prompts */
+export const reportNote = (cwd: string): string => Texts.agentReport({ cwd })
 
 /**
  * `general-purpose`: every tool of its parent except `Task`, for research and multi-step work.
@@ -50,18 +48,9 @@ const finalReport = [
  */
 export const generalPurpose: Definition = {
   agentType: "general-purpose",
-  whenToUse: "General-purpose agent for researching complex questions, searching for code, and executing " +
-    "multi-step tasks. When you are searching for a keyword or file and are not confident that you will find the " +
-    "right match in the first few tries, use this agent to perform the search for you.",
-  systemPrompt: (cwd) =>
-    [
-      "You are a Keel subagent: another agent started you to carry out one task, described in the user's message.",
-      "Use the tools you are given to complete it. Do what has been asked; nothing more, nothing less.",
-      "Look at files instead of guessing; search broadly when you do not know where something lives.",
-      "Do not create files unless the task needs them; prefer editing existing ones.",
-      finalReport,
-      `The working directory is ${cwd}.`
-    ].join("\n")
+  whenToUse: "Research and multi-step work on its own: open-ended questions, searches that may take several " +
+    "rounds, and changes you can describe completely in the prompt.",
+  systemPrompt: (cwd) => `${Texts.agentGeneralPurpose}\n\n${reportNote(cwd)}`
 }
 
 /**
@@ -71,20 +60,11 @@ export const generalPurpose: Definition = {
  */
 export const explore: Definition = {
   agentType: "Explore",
-  whenToUse: "Fast agent specialized for exploring codebases, with read-only tools. Use this when you need to " +
-    "quickly find files by patterns (eg. \"src/components/**/*.tsx\"), search code for keywords (eg. \"API " +
-    "endpoints\"), or answer questions about the codebase (eg. \"how do API endpoints work?\").",
+  whenToUse: "Fast and read-only: finds files by pattern (\"src/**/*.tsx\"), searches code for terms " +
+    "(\"retry policy\") and answers questions about how the codebase works. Say how thorough to be: a quick " +
+    "lookup, or a search of every likely place.",
   tools: ["Read", "Glob", "Grep"],
-  systemPrompt: (cwd) =>
-    [
-      "You are a Keel subagent that explores a codebase: another agent started you to answer the question in the",
-      "user's message by finding files, searching code and reading it.",
-      "This is a read-only task: you have no tools to create, change or delete files, and you must not try to.",
-      "Use Glob to find files by name pattern, Grep to search their contents, Read to read a file you know.",
-      "Start broad and narrow down; make independent searches in parallel, several tool calls in one message.",
-      finalReport,
-      `The working directory is ${cwd}.`
-    ].join("\n")
+  systemPrompt: (cwd) => `${Texts.agentExplore}\n\n${reportNote(cwd)}`
 }
 
 /** The built-in types. @category Definitions */

@@ -47,6 +47,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Subagents from "./Subagents.js"
+import * as Texts from "./text/Texts.generated.js"
 
 /** The most model calls a subagent makes unless its type or {@link Options} say otherwise. @category Constants */
 export const DEFAULT_MAX_TURNS = 100
@@ -79,27 +80,15 @@ export interface Options {
 }
 
 const describeTool = (agents: ReadonlyArray<Subagents.Definition>): string =>
-  [
-    "Launches a subagent to carry out a task on its own: a fresh conversation with its own tools, which ends with",
-    "one final report.",
-    "",
-    "Available agent types and the tools they have:",
-    ...agents.map((a) =>
+  Texts.Task({
+    agents: agents.map((a) =>
       `- ${a.agentType}: ${a.whenToUse} (Tools: ${
         a.tools?.join(", ") ??
-          `all of yours except ${[Subagents.TASK_TOOL_NAME, ...(a.disallowedTools ?? [])].join(", ")}`
+          `all of yours except ${[...Subagents.PARENT_ONLY, ...(a.disallowedTools ?? [])].join(", ")}`
       })`
-    ),
-    "",
-    `Name the type in subagent_type (default ${Subagents.DEFAULT_TYPE}).`,
-    "",
-    "Notes:",
-    "- The agent does not see this conversation: put everything it needs in the prompt, say whether it should",
-    "  write code or only research, and what it should report back.",
-    "- Its final message comes back to you as the tool result; the user does not see it, so tell them what matters.",
-    "- Launch several agents at once, with several Task calls in one message, when their tasks are independent.",
-    "- The agent's results can generally be trusted."
-  ].join("\n")
+    ).join("\n"),
+    defaultType: Subagents.DEFAULT_TYPE
+  })
 
 /**
  * A subagent's model: the one its call or type names (aliases resolved; `inherit` names none),

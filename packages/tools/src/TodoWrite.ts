@@ -11,6 +11,7 @@ import { SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as Texts from "./text/Texts.generated.js"
 
 /** One task, as the model sends it. @category Schemas */
 export const Todo = Schema.Struct({
@@ -32,19 +33,7 @@ export const Input = Schema.Struct({
 export const SUCCESS = "Todos have been modified successfully. Ensure that you continue to use the todo list to track " +
   "your progress. Please proceed with the current tasks if applicable"
 
-const description = [
-  "Creates and updates the task list of this session, to plan and track multi-step work and show the user progress.",
-  "",
-  "Use it for tasks of three or more steps, when the user gives several tasks, or asks for a todo list; not for a",
-  "single trivial step. Each call sends the whole list and replaces the previous one.",
-  "",
-  "- status: pending (not started), in_progress (working on it now), completed (done).",
-  "- Exactly one task is in_progress while you work; mark it completed as soon as it is done, before starting the next.",
-  "- Mark a task completed only when it is fully done: not when tests fail, the work is partial, or something blocks it",
-  "  (then keep it in_progress and add a task for what must be resolved).",
-  "- Each task has two forms: content, in the imperative (\"Run the tests\"), and activeForm, in the present",
-  "  continuous (\"Running the tests\")."
-].join("\n")
+const description = Texts.TodoWrite
 
 /** Why `todos` is not an acceptable list, if it is not. @category Validation */
 export const problem = (todos: ReadonlyArray<SessionState.Todo>): string | undefined => {

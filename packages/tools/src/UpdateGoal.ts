@@ -10,6 +10,7 @@ import { SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as Texts from "./text/Texts.generated.js"
 
 /** The input. @category Schemas */
 export const Input = Schema.Struct({
@@ -21,12 +22,7 @@ export const Input = Schema.Struct({
   })
 })
 
-const description = [
-  "Ends the session's goal (set by the user with /goal). Call it only when the session has an active goal:",
-  "- status done, with a one-line summary, when the goal is fully achieved (checked, e.g. tests pass);",
-  "- status blocked, with the reason, when you cannot go on without the user (missing information, a decision, access).",
-  "Until then, keep working toward the goal; do not call it just because one step is finished."
-].join("\n")
+const description = Texts.UpdateGoal
 
 /** The update_goal tool. @category Constructors */
 export const tool: Tool.Tool<typeof Input.Type, SessionState.SessionState> = Tool.make({

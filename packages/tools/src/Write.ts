@@ -10,6 +10,7 @@ import { type SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileWrites from "./FileWrites.js"
+import * as Texts from "./text/Texts.generated.js"
 
 /** The input, as the model sends it. @category Schemas */
 export const Input = Schema.Struct({
@@ -17,12 +18,7 @@ export const Input = Schema.Struct({
   content: Schema.String.annotations({ description: "The content to write to the file" })
 })
 
-const description = [
-  "Writes a file to the local filesystem, creating folders as needed.",
-  "- This tool overwrites the existing file if there is one at the path.",
-  "- If the file exists, you must Read it first; the write fails if it changed since.",
-  "- Prefer Edit for changes to existing files."
-].join("\n")
+const description = Texts.Write
 
 /** The Write tool over the platform's file system. @category Constructors */
 export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(

@@ -196,7 +196,7 @@ describe("Task with custom agents", () => {
       yield* Ref.set(parent.model, "claude-opus-4-6")
       const agents = yield* definitions({ careful: { description: "Careful", prompt: "Be careful.", disallowedTools: ["Bash"], model: "inherit" } })
       const tool = Task.make({ agents })
-      assert.include(tool.description, "- careful: Careful (Tools: all of yours except Task, Bash)")
+      assert.include(tool.description, "- careful: Careful (Tools: all of yours except Task, AskUserQuestion, update_goal, StructuredOutput, Bash)")
       const outcome = yield* call(tool, { description: "Work", prompt: "work", subagent_type: "careful" })
       assert.deepStrictEqual(outcome, Either.right("done"))
       const [request] = yield* Effect.flatMap(TestModel.TestModel, (t) => t.requests)

@@ -386,9 +386,9 @@ describe("Task", () => {
   })
 
   it("the description lists the types and their tools; Subagents never hand out Task", () => {
-    assert.include(Task.tool.description, "- general-purpose: General-purpose agent")
-    assert.include(Task.tool.description, "(Tools: all of yours except Task)")
-    assert.include(Task.tool.description, "- Explore: Fast agent")
+    assert.include(Task.tool.description, "- general-purpose: Research and multi-step work")
+    assert.include(Task.tool.description, "(Tools: all of yours except Task, AskUserQuestion, update_goal, StructuredOutput)")
+    assert.include(Task.tool.description, "- Explore: Fast and read-only")
     assert.include(Task.tool.description, "(Tools: Read, Glob, Grep)")
     assert.deepStrictEqual(Subagents.toolsFor(Subagents.generalPurpose, parentTools).map((t) => t.name), [
       "Read",

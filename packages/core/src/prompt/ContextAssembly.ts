@@ -29,33 +29,21 @@ import * as Option from "effect/Option"
 import * as os from "node:os"
 import { homeConfig } from "../context/ContextManagement.js"
 import { CHARS_PER_TOKEN } from "../context/TokenEstimate.js"
+import * as BaseInstructions from "./BaseInstructions.js"
 import * as ContextSnapshot from "./ContextSnapshot.js"
 import * as Environment from "./Environment.js"
 import * as GitContext from "./GitContext.js"
+import * as ModelFacts from "./ModelFacts.js"
 import * as ProjectInstructions from "./ProjectInstructions.js"
 import * as SystemPrompt from "./SystemPrompt.js"
 
-/** The base instructions: the stable part of the default prompt. @category Constants */
-export const BASE_INSTRUCTIONS = [
-  "You are Keel, an agent that helps people with software engineering tasks: reading and changing code, " +
-  "running commands, and answering questions about a project.",
-  "",
-  "# Doing tasks",
-  "- Use the tools you are given to look at the files you need instead of guessing; search when you do not know " +
-  "where something lives.",
-  "- Do what has been asked, nothing more and nothing less. Follow the conventions of the code around a change.",
-  "- When the project has a way to check your work (a build, tests), use it.",
-  "- Answer concisely. Refer to code as path:line.",
-  "",
-  "# Tools",
-  "- Make independent tool calls together, in one message.",
-  "- A call the user's permissions deny comes back as an error saying why: do not repeat it unchanged.",
-  "",
-  "# Context",
-  "After these instructions come the project's instruction files, which you must follow, and facts about the " +
-  "environment and the git state when the session started (a snapshot: check the current state with your tools " +
-  "when it matters)."
-].join("\n")
+/**
+ * The base instructions: the stable part of the default prompt, the same in every session (see
+ * `BaseInstructions`).
+ *
+ * @category Constants
+ */
+export const BASE_INSTRUCTIONS: string = BaseInstructions.text
 
 /** Soft budgets of the dynamic part, in tokens. @category Models */
 export interface Budgets {
@@ -156,6 +144,16 @@ export interface Options {
   readonly memory?: ((cwd: string) => Effect.Effect<string | undefined>) | undefined
   /** Git options, or `false` for no git context. */
   readonly git?: GitContext.Options | false | undefined
+  /** The platform, OS version and shell the environment states instead of this machine's (for tests). */
+  readonly host?: Environment.Host | undefined
+  /** Names and knowledge cutoffs of models, for the environment (default `ModelFacts.defaultTable`). */
+  readonly models?: ModelFacts.Table | undefined
+}
+
+/** What a session tells the assembly besides its working directory. @category Models */
+export interface Session {
+  /** The session's model id: the environment names it (and its knowledge cutoff, where known). */
+  readonly model?: string | undefined
 }
 
 /** @category Models */
@@ -164,7 +162,7 @@ export interface Service {
    * The system prompt for a session in `cwd`, read now: the caller keeps it for the session
    * (`Session` does). A string is sent as it is, all of it the stable part.
    */
-  readonly assemble: (cwd: string) => Effect.Effect<SystemPrompt.SystemPrompt | string>
+  readonly assemble: (cwd: string, session?: Session) => Effect.Effect<SystemPrompt.SystemPrompt | string>
 }
 
 /** @category Context */
@@ -177,7 +175,7 @@ export const make = (
   Effect.gen(function*() {
     const context = yield* Effect.context<FileSystem.FileSystem | Path.Path | CommandExecutor.CommandExecutor>()
     const budgets: Budgets = { ...DEFAULT_BUDGETS, ...options.budgets }
-    const assemble = (cwd: string) =>
+    const assemble = (cwd: string, session: Session = {}) =>
       Effect.gen(function*() {
         const root = yield* GitContext.repositoryRoot(cwd)
         const [{ files, skipped }, memory, git, env] = yield* Effect.all([
@@ -186,11 +184,11 @@ export const make = (
           options.git === false || Option.isNone(root)
             ? Effect.succeedNone
             : GitContext.collect(cwd, options.git ?? {}),
-          Environment.collect(cwd, Option.isSome(root))
+          Environment.collect(cwd, { isGitRepository: Option.isSome(root), model: session.model, host: options.host })
         ], { concurrency: "unbounded" })
         const environment = Option.match(git, {
-          onNone: () => Environment.render(env),
-          onSome: (g) => `${Environment.render(env)}\n\n${GitContext.render(g)}`
+          onNone: () => Environment.render(env, options.models),
+          onSome: (g) => `${Environment.render(env, options.models)}\n\n${GitContext.render(g)}`
         })
         const hasMemory = memory !== undefined && memory.trim().length > 0
         const fitted = fitToBudgets({

@@ -45,7 +45,7 @@ export class ContextSnapshot extends Schema.Class<ContextSnapshot>("ContextSnaps
   skippedImports: Schema.optional(Schema.Array(SkippedImport)),
   /** Whether the embedder's memory gave a section. */
   memory: Schema.Boolean,
-  /** The environment (working directory, platform, the day's date). */
+  /** The environment (working directory, platform, shell, the day's date, the session's model). */
   environment: Environment,
   /** The git facts, inside a repository where git answered. */
   git: Schema.optional(GitContext),
@@ -95,7 +95,7 @@ export const describe = (snapshot: ContextSnapshot): ReadonlyArray<string> => {
   const env = snapshot.environment
   const lines = [
     `Instruction files: ${files}`,
-    `Environment: ${env.cwd} · ${env.platform} · ${env.date}`
+    `Environment: ${[env.cwd, env.osVersion ?? env.platform, env.shell, env.date, env.model].filter((f) => f !== undefined).join(" · ")}`
   ]
   const git = snapshot.git
   if (git !== undefined) {

@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Texts from "./text/Texts.generated.js"
 
 /** `git status` is cut after this many characters (Claude Code's figure). @category Constants */
 export const STATUS_MAX_CHARS = 2_000
@@ -160,26 +161,18 @@ export const collect = (
   })
 
 /**
- * The git section of the prompt. It says that it is a snapshot from the start of the session:
- * it is not refreshed, so that the prompt (and its cached prefix) stays the same all session.
+ * The git section of the prompt (`text/git.md`). It says that it is a snapshot from the start of the
+ * session: it is not refreshed, so that the prompt (and its cached prefix) stays the same all session.
  *
  * @category Rendering
  */
 export const render = (git: GitContext): string => {
-  const lines = [
-    "gitStatus: This is the git status at the start of the session. It is a snapshot and is not updated during the conversation.",
-    `Current branch: ${git.branch ?? "(detached HEAD)"}`
-  ]
-  if (git.defaultBranch !== undefined) {
-    lines.push(`Main branch (you will usually use this for pull requests): ${git.defaultBranch}`)
-  }
-  if (git.user !== undefined) lines.push(`Git user: ${git.user}`)
-  lines.push("", "Recent commits:", git.recentCommits.length > 0 ? git.recentCommits : "(no commits yet)")
-  lines.push("", "Status:", git.status.length > 0 ? git.status : "(clean)")
-  if (git.statusCut) {
-    lines.push(
-      `... (the status is cut at ${STATUS_MAX_CHARS.toLocaleString("en-US")} characters; run "git status" with the Bash tool for the rest)`
-    )
-  }
-  return lines.join("\n")
+  const section = Texts.git({
+    branch: git.branch ?? "(detached HEAD)",
+    defaultBranch: git.defaultBranch ?? "(unknown)",
+    user: git.user ?? "(not set)",
+    commits: git.recentCommits.length > 0 ? git.recentCommits : "(no commits yet)",
+    status: git.status.length > 0 ? git.status : "(clean)"
+  })
+  return git.statusCut ? `${section}\n${Texts.gitStatusCut({ STATUS_MAX_CHARS })}` : section
 }

@@ -19,6 +19,8 @@ export interface Resolved {
 /** What a session's prompt is made from. @category Models */
 export interface Options {
   readonly cwd: string
+  /** The session's model: the assembled environment names it. */
+  readonly model?: string | undefined
   readonly systemPrompt?: ModelRequest["system"] | SystemPrompt.SystemPrompt | undefined
   readonly appendSystemPrompt?: string | undefined
 }
@@ -26,7 +28,9 @@ export interface Options {
 /** The prompt for `options` (a string or blocks given by the embedder go as given). @category Constructors */
 export const resolve = (options: Options, assembly: ContextAssembly["Type"]): Effect.Effect<Resolved> =>
   Effect.map(
-    options.systemPrompt !== undefined ? Effect.succeed(options.systemPrompt) : assembly.assemble(options.cwd),
+    options.systemPrompt !== undefined
+      ? Effect.succeed(options.systemPrompt)
+      : assembly.assemble(options.cwd, { model: options.model }),
     (prompt): Resolved => {
       const twoPart = prompt instanceof SystemPrompt.SystemPrompt ? prompt : SystemPrompt.custom(prompt)
       if (options.appendSystemPrompt !== undefined) {

@@ -58,15 +58,9 @@ export interface Read {
   readonly warnings: ReadonlyArray<string>
 }
 
-const finalReport = [
-  "When you are done, answer with a complete report of what you found or did: the agent that started you sees",
-  "only your final message, not your tool calls or their results. Name the relevant files by absolute path and",
-  "quote the lines that matter."
-].join(" ")
-
 /** A custom agent's system prompt as a subagent: its own prompt, then Keel's notes and the working directory. */
 const subagentPrompt = (prompt: string) => (cwd: string): string =>
-  [...(prompt.trim() === "" ? [] : [prompt.trim(), ""]), finalReport, `The working directory is ${cwd}.`].join("\n")
+  [...(prompt.trim() === "" ? [] : [prompt.trim()]), Subagents.reportNote(cwd)].join("\n\n")
 
 /** Whether a value sets something (not absent, `null`, `false`, `""` or an empty list or mapping). */
 const isSet = (value: unknown): boolean =>
