@@ -72,6 +72,8 @@ export type Request = Compaction.Request
 export interface Autocompact {
   readonly stage: Stage
   readonly compactor: Compactor["Type"]
+  /** Whether `messages` are at the threshold: the stage compacts them (unless its breaker is open). */
+  readonly due: (messages: ReadonlyArray<Message>, context: StageContext) => boolean
   /** Compacts `messages` now (for `/compact` and tests), without the breaker. */
   readonly compact: (
     messages: ReadonlyArray<Message>,
@@ -116,7 +118,7 @@ export const make = (
           const halt = CompactionBreaker.tripped(breaker, next)
           if (halt !== undefined) {
             yield* Effect.logDebug("the compaction breaker is open: the turn ends").pipe(Effect.annotateLogs({ halt }))
-            return { messages, halt }
+            return { messages, halt, report: halt, compactionError: halt }
           }
           return yield* guarded(messages, context, { trigger: "auto", keepTurns: 1 }, calls)
         })
@@ -128,7 +130,7 @@ export const make = (
         Effect.gen(function*() {
           const state = yield* CompactionBreaker.stateOf(breaker, context.sessionId)
           const halt = CompactionBreaker.tripped(breaker, state)
-          if (halt !== undefined) return { messages, halt }
+          if (halt !== undefined) return { messages, halt, compactionError: halt }
           const result: StageResult = yield* guarded(messages, context, { trigger: "auto", keepTurns: 3 }, state.calls)
           // A failed reactive compaction cannot make the request fit: the turn ends.
           return result.messages === messages && result.halt === undefined
@@ -138,7 +140,7 @@ export const make = (
       manual: (messages, context, instructions) =>
         Effect.map(compact(messages, context, { trigger: "manual", keepTurns: 0, instructions }), (outcome) =>
           outcome._tag === "Failed"
-            ? { messages, halt: `Compaction failed: ${outcome.reason}` }
+            ? { messages, halt: `Compaction failed: ${outcome.reason}`, compactionError: outcome.reason }
             : {
               messages: outcome.messages,
               report: `compacted ~${outcome.compaction.preTokens} → ~${outcome.compaction.postTokens} tokens`,
@@ -146,7 +148,7 @@ export const make = (
             })
     })
 
-    return { stage, compactor, compact }
+    return { stage, compactor, compact, due: over }
   })
 
 /**
