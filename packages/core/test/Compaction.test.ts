@@ -383,6 +383,20 @@ describe("/compact", () => {
       assert.strictEqual(next.messages.length, 2)
     }).pipe(Effect.provide(layerFor([TestModel.text("SUMMARY-M"), TestModel.text("ok")]))))
 
+  it.scoped("a summary answer that calls a tool anyway: its text is the summary, and no tool runs", () =>
+    Effect.gen(function*() {
+      const history = [Message.user("turn one"), answered("one", 100)]
+      const session = yield* Session.make({ ...options, history })
+      const result = (yield* collect(session.submit("/compact"))).at(-1) as SdkMessage.Result
+      assert.isFalse(result.is_error, result.result)
+      assert.strictEqual((yield* requests).length, 1)
+      const transcript = yield* messagesOf(session)
+      assert.strictEqual(transcript.length, 1)
+      assert.strictEqual(textOf(transcript[0]!), JSON.stringify([{ type: "text", text: SummaryPrompt.continuation("SUMMARY-T") }]))
+    }).pipe(Effect.provide(layerFor([
+      TestModel.reply([new Message.TextBlock({ text: "<summary>SUMMARY-T</summary>" }), TestModel.toolUse("Write", { file_path: "x" })])
+    ]))))
+
   it.scoped("without a compactor it says so, and the conversation is unchanged", () =>
     Effect.gen(function*() {
       const history = [Message.user("one"), answered("one", 100)]

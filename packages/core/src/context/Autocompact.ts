@@ -1,9 +1,10 @@
 /**
  * Autocompact: when the request about to be sent reaches `window − min(max output, 20K) − 13K`
- * tokens, a model call (background source) summarises the older part of the conversation in the
- * nine sections of `SummaryPrompt`; the new conversation is the summary, the most recently read
- * files re-read from disk, and the recent turns verbatim. The result must be smaller than the input,
- * or the attempt counts as failed.
+ * tokens, a model call (background source, sharing the conversation's cached prefix) summarises the
+ * conversation in the nine sections of `SummaryPrompt`; the new conversation is the summary, a
+ * pointer to the transcript, the files read before (small ones attached, large ones named), and the
+ * last tool round (else the recent turns) verbatim. The result must be smaller than the input, or
+ * the attempt counts as failed.
  *
  * The same compaction, harder (the last 3 turns kept), answers the API's `PromptTooLong` through
  * the `Compactor` service; if the summary request is itself too long, its oldest turns are dropped
