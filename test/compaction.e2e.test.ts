@@ -52,7 +52,13 @@ const keel = async (server: FakeAnthropic.FakeAnthropic, cwd: string, prompt: st
   assert.strictEqual(r.stderr, "")
   const messages = lines(r.stdout)
   assert.deepStrictEqual(messages.filter((m) => m.type === "result").length, 1)
-  return { code: r.code, messages, result: messages.at(-1), requests: server.requests.map((q) => q.body) }
+  return {
+    code: r.code,
+    messages,
+    result: messages.at(-1),
+    requests: server.requests.map((q) => q.body),
+    recorded: server.requests
+  }
 }
 
 /** Writes `text` to `name` in `dir`. */
@@ -70,7 +76,7 @@ const LARGE = ["a.txt", "b.txt", "c.txt", "d.txt"]
 const writeLarge = (dir: string) => LARGE.forEach((name) => write(dir, name, textFile(name, 300)))
 
 /** A summary request: the autocompact's model call, told apart by its system prompt. */
-const isSummary = (body: any): boolean => body.system === SummaryPrompt.SYSTEM
+const isSummary = (body: any): boolean => JSON.stringify(body.messages.at(-1)).includes(SummaryPrompt.HEADING)
 
 /** The request's size as the fake reports it: a token per four characters of its JSON. */
 const tokensOf = (body: any): number => Math.ceil(JSON.stringify([body.system, body.tools, body.messages]).length / 4)
@@ -88,9 +94,6 @@ const asRead = (message: any) => ({
   role: message.role,
   content: blocksOf(message).map(({ cache_control: _, ...block }: any) => block)
 })
-
-const textOf = (message: any): string =>
-  blocksOf(message).filter((b) => b.type === "text").map((b) => b.text).join("\n")
 
 const toolUseIds = (message: any): Array<string> =>
   message?.role === "assistant" ? blocksOf(message).filter((b) => b.type === "tool_use").map((b) => b.id) : []
@@ -125,6 +128,35 @@ const assertValid = (body: any, label: string) => {
   }
 }
 
+/** The JSON of a request's cache prefix (tools, system, messages: the API's order) up to message `n`. */
+const prefixJson = (body: any, n: number) => JSON.stringify([body.tools, body.system, body.messages.slice(0, n)])
+
+/**
+ * Asserts that `summary` shares `previous`'s cached prefix: the same model, `max_tokens`, thinking
+ * parameters, betas, tools and system prompt (breakpoints included), and `previous`'s messages, byte
+ * for byte with its tail breakpoint, followed by the rest of the conversation (no breakpoint: nothing
+ * new is written) and the summary instruction last.
+ */
+const assertSharedPrefix = (previous: FakeAnthropic.RecordedRequest, summary: FakeAnthropic.RecordedRequest) => {
+  const [p, s] = [previous.body, summary.body]
+  for (const key of ["model", "max_tokens", "thinking", "output_config", "context_management", "tools", "system"]) {
+    assert.deepStrictEqual(s[key], p[key], key)
+  }
+  assert.strictEqual(summary.headers["anthropic-beta"], previous.headers["anthropic-beta"])
+  const n = p.messages.length
+  assert.include(JSON.stringify(p.messages.at(-1)), "cache_control")
+  const [a, b] = [prefixJson(s, n), prefixJson(p, n)]
+  if (a !== b) {
+    let i = 0
+    while (a[i] === b[i]) i++
+    assert.fail(`the prefixes differ at ${i} of ${b.length}: ${JSON.stringify(a.slice(i - 200, i + 200))} vs ${JSON.stringify(b.slice(i - 200, i + 200))}`)
+  }
+  assert.notInclude(JSON.stringify(s.messages.slice(n)), "cache_control")
+  const instruction = blocksOf(s.messages.at(-1)).at(-1)
+  assert.strictEqual(instruction.type, "text")
+  assert.isTrue(instruction.text.startsWith(SummaryPrompt.HEADING))
+}
+
 /** `type/subtype` of each stream-json message (`system/status:compacting` for statuses). */
 const kinds = (messages: ReadonlyArray<any>): Array<string> =>
   messages.map((m) =>
@@ -136,7 +168,7 @@ const estimateOf = (message: any): number =>
   Math.ceil(blocksOf(message).reduce((n, b) => n + b.text.length, 0) / 4)
 
 describe.concurrent("keel compaction", () => {
-  it("a 50-call conversation keeps going after compaction; stream-json shows each boundary", async () => {
+  it("a 50-call conversation keeps going after compaction; stream-json shows each boundary", { timeout: 60_000 }, async () => {
     // A window under 66,000 tokens, so that autocompact (at window - 33,000) comes before microcompact (at half).
     const window = 60_000
     const threshold = Autocompact.threshold(window, Session.DEFAULT_MAX_TOKENS)
@@ -147,7 +179,7 @@ describe.concurrent("keel compaction", () => {
     const server = await serve([], (body) => {
       if (isSummary(body)) {
         summaries.push(`SUMMARY-${summaries.length + 1}: the user asked to read the notes; ${calls} calls so far.`)
-        return FakeAnthropic.textReply(summaries.at(-1)!, usageOf(body))
+        return FakeAnthropic.textReply(`<analysis>scratch ${calls}</analysis>\n<summary>\n${summaries.at(-1)}\n</summary>`, usageOf(body))
       }
       calls++
       return calls < 50
@@ -165,13 +197,19 @@ describe.concurrent("keel compaction", () => {
     assert.isAtLeast(summaryAt.length, 3)
     assert.strictEqual(t.requests.length, 50 + summaryAt.length)
 
-    // stream-json: each compaction is status(compacting) → compact_boundary → the next assistant message.
+    // stream-json: each compaction is status(compacting) → status(null, success) → compact_boundary → the next assistant message.
     const k = kinds(t.messages)
     const boundaries = k.flatMap((kind, i) => (kind === "system/compact_boundary" ? [i] : []))
     assert.strictEqual(boundaries.length, summaryAt.length)
     assert.strictEqual(k.filter((kind) => kind === "system/status:compacting").length, summaryAt.length)
     for (const at of boundaries) {
-      assert.deepStrictEqual(k.slice(at - 1, at + 2), ["system/status:compacting", "system/compact_boundary", "assistant"])
+      assert.deepStrictEqual(k.slice(at - 2, at + 2), [
+        "system/status:compacting",
+        "system/status:null",
+        "system/compact_boundary",
+        "assistant"
+      ])
+      assert.strictEqual(t.messages[at - 1].compact_result, "success")
       const meta = t.messages[at].compact_metadata
       assert.strictEqual(meta.trigger, "auto")
       assert.isAtLeast(meta.pre_tokens, threshold)
@@ -180,28 +218,31 @@ describe.concurrent("keel compaction", () => {
     }
 
     summaryAt.forEach((at, n) => {
+      // The summary request is the conversation's request plus the instruction, reading its cached prefix.
+      assertSharedPrefix(t.recorded[at - 1]!, t.recorded[at]!)
       const summary = t.requests[at]
-      assert.strictEqual(summary.max_tokens, 20_000)
-      assert.include(textOf(summary.messages.at(-1)), "Your task is to create a detailed summary")
-      // The next request is the compacted conversation: the summary, the five files read last (as on
-      // disk now, most recent first), and the instruction to go on.
+      // The next request is the compacted conversation: the summary (its tags stripped), the pointer
+      // to the transcript, the files read before (small: attached as on disk now, most recent first),
+      // and the last tool round verbatim.
       const next = t.requests[at + 1]
       assert.isFalse(isSummary(next))
-      assert.strictEqual(next.messages.length, 1)
-      const restored = readPaths(summary.messages).slice(0, 5).map((p) =>
-        `Contents of ${p}, read again after the compaction:\n\n${fs.readFileSync(path.join(dir, p), "utf8")}`
-      )
-      assert.strictEqual(restored.length, 5)
-      assert.deepStrictEqual(blocksOf(next.messages[0]).map((b) => b.text), [
-        SummaryPrompt.continuation(summaries[n]!),
-        ...restored,
-        SummaryPrompt.RESUME
+      assert.deepStrictEqual(next.messages.map((m: any) => m.role), ["user", "assistant", "user"])
+      assert.deepStrictEqual(next.messages.slice(1).map(asRead), [
+        asRead(summary.messages.at(-2)),
+        { role: "user", content: asRead(summary.messages.at(-1)).content.slice(0, -1) }
       ])
-      const opening = textOf(next.messages[0])
-      assert.include(opening, "This session is being continued from a previous conversation")
-      assert.include(opening, `<summary>\nSUMMARY-${n + 1}:`)
-      assert.include(opening, "read again after the compaction")
-      assert.strictEqual(t.messages[boundaries[n]!].compact_metadata.post_tokens, estimateOf(next.messages[0]))
+      const kept = readPaths(next.messages.slice(1))
+      const attached = readPaths(summary.messages).filter((p) => !kept.includes(p)).slice(0, 5).map((p) =>
+        SummaryPrompt.attachedFile(p, fs.readFileSync(path.join(dir, p), "utf8"))
+      )
+      assert.strictEqual(attached.length, 5)
+      const opening = blocksOf(next.messages[0]).map((b) => b.text)
+      assert.strictEqual(opening[0], SummaryPrompt.continuation(summaries[n]!))
+      assert.include(opening[1], "transcript")
+      assert.deepStrictEqual(opening.slice(2), attached)
+      assert.notInclude(JSON.stringify(next.messages[0]), "<summary>")
+      // The boundary's size counts the opening (a token per 4 characters) and the tool round kept.
+      assert.isAbove(t.messages[boundaries[n]!].compact_metadata.post_tokens, estimateOf(next.messages[0]))
     })
 
     t.requests.forEach((body, i) => assertValid(body, `request ${i + 1}`))
@@ -211,6 +252,63 @@ describe.concurrent("keel compaction", () => {
     for (const body of t.requests.filter((b) => !isSummary(b))) {
       assert.isBelow(JSON.stringify(body.messages).length / 4, threshold)
     }
+  })
+
+  it("after reading large files: the summary without its tags, the last tool round, the transcript, the files by name", async () => {
+    const dir = workdir()
+    // Files of ~20,000 characters: over the budget for attaching a file again after the compaction.
+    const files = Array.from({ length: 8 }, (_, i) => `big-${i + 1}.txt`)
+    files.forEach((name) => write(dir, name, textFile(name, 200)))
+    let reads = 0
+    let compacted = false
+    const server = await serve([], (body) => {
+      if (isSummary(body)) {
+        compacted = true
+        return FakeAnthropic.textReply(
+          "<analysis>The user wants the big files read; I read them in order.</analysis>\n" +
+            "<summary>\n1. Primary Request and Intent: \"read every big file\"\n</summary>",
+          usageOf(body)
+        )
+      }
+      const file = files[reads]
+      if (compacted || file === undefined) return FakeAnthropic.textReply("Read them.", usageOf(body))
+      reads++
+      return FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: file } }], usageOf(body))
+    })
+    const t = await keel(server, dir, "read every big file")
+
+    assert.strictEqual(t.code, 0)
+    const at = t.requests.findIndex(isSummary)
+    assert.isAbove(at, 2)
+    assertSharedPrefix(t.recorded[at - 1]!, t.recorded[at]!)
+    const summary = t.requests[at]
+    const next = t.requests[at + 1]
+    // The last tool round, verbatim.
+    assert.deepStrictEqual(next.messages.slice(1).map(asRead), [
+      asRead(summary.messages.at(-2)),
+      { role: "user", content: asRead(summary.messages.at(-1)).content.slice(0, -1) }
+    ])
+    const opening = blocksOf(next.messages[0]).map((b) => b.text)
+    // The summary, its analysis dropped and its tags stripped.
+    assert.strictEqual(opening[0], SummaryPrompt.continuation("1. Primary Request and Intent: \"read every big file\""))
+    assert.notInclude(opening.join("\n"), "<summary>")
+    assert.notInclude(opening.join("\n"), "analysis")
+    // The transcript, where it is.
+    const sessionId = t.messages[0].session_id
+    const transcript = opening[1].match(/transcript, (\S+\.jsonl)/)?.[1]
+    assert.isDefined(transcript)
+    assert.include(transcript!, sessionId)
+    assert.isTrue(fs.existsSync(transcript!))
+    // The files read before the tool round kept: named with their size, not attached.
+    const kept = readPaths(next.messages.slice(1))
+    const earlier = readPaths(summary.messages).filter((p) => !kept.includes(p)).slice(0, 5)
+    assert.isAtLeast(earlier.length, 2)
+    assert.deepStrictEqual(opening.slice(2), [SummaryPrompt.listedFiles(earlier.map((p) => ({
+      path: p,
+      bytes: fs.statSync(path.join(dir, p)).size
+    })))])
+    assert.notInclude(JSON.stringify(next.messages[0]), " line 1: ")
+    t.requests.forEach((body, i) => assertValid(body, `request ${i + 1}`))
   })
 
   it("a prompt-too-long from the API triggers one reactive compaction and one retry", async () => {
@@ -237,6 +335,7 @@ describe.concurrent("keel compaction", () => {
       "assistant",
       "user",
       "system/status:compacting",
+      "system/status:null",
       "system/compact_boundary",
       "assistant",
       "system/informational",
@@ -247,19 +346,18 @@ describe.concurrent("keel compaction", () => {
     // The request that was too long was not made smaller by autocompact (it is under its threshold) ...
     assert.deepStrictEqual(tooLong.messages.map((m: any) => m.role), ["user", "assistant", "user"])
     assert.isBelow(900 + 40 + Math.ceil(tooLong.messages[2].content[0].content.length / 4), THRESHOLD)
-    // ... the summary covers all of it, and the retry carries the summary and big.txt read again.
-    assert.deepStrictEqual(summary.messages.slice(0, 2).map(asRead), tooLong.messages.slice(0, 2).map(asRead))
-    assert.include(textOf(summary.messages[2]), "Your task is to create a detailed summary")
-    assert.strictEqual(retried.messages.length, 1)
+    // ... the summary covers all of it, reading the prefix the last request that succeeded cached ...
+    assertSharedPrefix(t.recorded[0]!, t.recorded[2]!)
+    assert.deepStrictEqual(summary.messages.map(asRead).slice(0, 2), tooLong.messages.slice(0, 2).map(asRead))
+    // ... and the retry carries the summary, the transcript, and the tool round (big.txt's Read) verbatim.
+    assert.deepStrictEqual(retried.messages.slice(1).map(asRead), tooLong.messages.slice(1).map(asRead))
     const blocks = blocksOf(retried.messages[0]).map((b) => b.text)
-    assert.deepStrictEqual(blocks, [
-      SummaryPrompt.continuation("SUMMARY-R: big.txt was read."),
-      `Contents of big.txt, read again after the compaction:\n\n${big.slice(0, 20_000)}\n[... cut at 20000 characters]`,
-      SummaryPrompt.RESUME
-    ])
-    const boundary = t.messages[4].compact_metadata
+    assert.strictEqual(blocks.length, 2)
+    assert.strictEqual(blocks[0], SummaryPrompt.continuation("SUMMARY-R: big.txt was read."))
+    assert.include(blocks[1], path.join(dir, ".keel-home"))
+    assert.notInclude(JSON.stringify(retried.messages[0]), "big line 1:")
+    const boundary = t.messages[5].compact_metadata
     assert.strictEqual(boundary.trigger, "auto")
-    assert.strictEqual(boundary.post_tokens, estimateOf(retried.messages[0]))
     assert.isBelow(boundary.post_tokens, boundary.pre_tokens)
     t.requests.forEach((body, i) => assertValid(body, `request ${i + 1}`))
   })
@@ -290,6 +388,7 @@ describe.concurrent("keel compaction", () => {
     assert.strictEqual(t.code, 0)
     assert.deepStrictEqual(t.requests.map(isSummary), [false, false, false, false, true, true, false])
     assert.strictEqual(blocksOf(t.requests[6].messages[0])[0].text, SummaryPrompt.continuation("SUMMARY-GOOD"))
+    assert.notInclude(JSON.stringify(t.requests[6]), "SUMMARY-VOID")
   })
 
   // With a window under keel's output reserve and buffer (30,000 < 20,000 + 13,000) the threshold is
@@ -339,15 +438,21 @@ describe.concurrent("keel compaction", () => {
       "system/init",
       ...Array(4).fill(["assistant", "user"]).flat(),
       "system/status:compacting",
+      "system/status:null",
       "assistant",
       "user",
       "system/status:compacting",
+      "system/status:null",
       "assistant",
       "user",
       "system/status:compacting",
+      "system/status:null",
       "system/informational",
       "result/error_during_execution"
     ])
     t.requests.forEach((body, i) => assertValid(body, `request ${i + 1}`))
+    const failed = t.messages.filter((m) => m.subtype === "status" && m.status === null)
+    assert.deepStrictEqual(failed.map((m) => m.compact_result), ["failed", "failed", "failed"])
+    assert.include(failed[0].compact_error, "the summary request is too long")
   })
 })

@@ -89,8 +89,18 @@ describe("stream-json output against the Claude Agent SDK's types", () => {
     assert.deepStrictEqual(kinds.filter((k) => k === "result").length, 1)
     assert.strictEqual(kinds.at(-1), "result")
     assert.deepStrictEqual([messages.at(-1).subtype, messages.at(-1).result], ["success", "Done."])
+    // The compaction, as Claude Code orders it: status compacting, its closing status (success), the boundary.
+    const compacting = kinds.indexOf("system/status")
+    assert.deepStrictEqual(kinds.slice(compacting, compacting + 3), ["system/status", "system/status", "system/compact_boundary"])
+    assert.deepStrictEqual(
+      messages.slice(compacting, compacting + 2).map((m) => [m.status, m.compact_result]),
+      [["compacting", undefined], [null, "success"]]
+    )
     assertStamped(messages, messages[0].session_id)
     assertConforms(messages)
+    // A compaction that failed closes its status with the reason.
+    const failed = { ...messages[compacting + 1], compact_result: "failed", compact_error: "the summary came back empty" }
+    assertConforms([failed])
   }, 120_000)
 
   it("the check fails for messages that break the SDK's types, naming the message and the field", () => {

@@ -141,6 +141,9 @@ describe("query() types against the Agent SDK's", () => {
     // `tool_input` is `unknown` in Keel (the SDK says `Record<string, unknown>`): compared without it.
     expectTypeOf<Of<"result">["permission_denials"][number]>().toExtend<Reading<Omit<Sdk.SDKPermissionDenial, "tool_input">>>()
     expectTypeOf<Of<"system", "compact_boundary">>().toExtend<Common<Pick<Sdk.SDKCompactBoundaryMessage, "type" | "subtype" | "compact_metadata" | "session_id">>>()
+    expectTypeOf<Of<"system", "status">>().toExtend<
+      Common<Pick<Sdk.SDKStatusMessage, "type" | "subtype" | "status" | "compact_result" | "compact_error" | "session_id">>
+    >()
     expectTypeOf<Of<"tool_progress">>().toExtend<
       Common<Pick<Sdk.SDKToolProgressMessage, "type" | "tool_use_id" | "tool_name" | "parent_tool_use_id" | "elapsed_time_seconds" | "session_id">>
     >()

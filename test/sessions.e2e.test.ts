@@ -272,7 +272,7 @@ describe("keel sessions", { timeout: 90_000 }, () => {
         Array.from({ length: 300 }, (_, i) => `${name} line ${i + 1}: `.padEnd(99, "lorem ipsum dolor sit amet ") + "\n").join("")
       )
     }
-    const isSummary = (body: any) => body.system === SummaryPrompt.SYSTEM
+    const isSummary = (body: any) => JSON.stringify(body.messages.at(-1)).includes(SummaryPrompt.HEADING)
     const tokensOf = (body: any) => Math.ceil(JSON.stringify([body.system, body.tools, body.messages]).length / 4)
     let calls = 0
     const server = await FakeAnthropic.start([], {

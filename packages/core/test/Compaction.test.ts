@@ -75,7 +75,8 @@ const layerFor = (script: ReadonlyArray<TestModel.ScriptItem>, options: Autocomp
   )
 }
 
-const isSummary = (request: ModelRequest.ModelRequest) => request.system === SummaryPrompt.SYSTEM
+const isSummary = (request: ModelRequest.ModelRequest) =>
+  JSON.stringify(request.messages.at(-1)?.content ?? "").includes(SummaryPrompt.HEADING)
 
 /** A model that writes summaries when asked and otherwise follows `main`. */
 const withSummaries = (main: (n: number) => TestModel.Reply): ReadonlyArray<TestModel.ScriptItem> => {
@@ -159,12 +160,14 @@ describe("Autocompact", () => {
       assert.deepStrictEqual(kinds(messages), [
         "system/init",
         "system/status:compacting",
+        "system/status:null",
         "system/compact_boundary",
         "assistant",
         "system/informational",
         "result"
       ])
-      const boundary = messages[2] as SdkMessage.CompactBoundary
+      assert.strictEqual((messages[2] as SdkMessage.Status).compact_result, "success")
+      const boundary = messages[3] as SdkMessage.CompactBoundary
       assert.strictEqual(boundary.compact_metadata.trigger, "auto")
       assert.strictEqual(boundary.compact_metadata.pre_tokens, THRESHOLD)
       assert.isBelow(boundary.compact_metadata.post_tokens, 200)
@@ -182,14 +185,14 @@ describe("Autocompact", () => {
       const compacted = sent[3]!.messages
       assert.strictEqual(compacted.length, 1)
       const text = textOf(compacted[0]!)
-      assert.include(text, "This session is being continued from a previous conversation")
-      assert.include(text, "<summary>\\nSUMMARY-1: the user wants things done.\\n</summary>")
-      assert.include(text, `Contents of ${notes}, read again after the compaction`)
+      assert.include(text, JSON.stringify(SummaryPrompt.continuation("SUMMARY-1: the user wants things done.")).slice(1, -1))
+      assert.notInclude(text, "<summary>")
+      assert.include(text, `${notes}, read before the compaction, as it is on disk now`)
       assert.include(text, "The answer is 42.")
       assert.include(text, "what is the answer?")
       assert.deepStrictEqual(Invariants.requestViolations(compacted), [])
       // The summary request saw the whole history, ending with the summary instructions.
-      assert.include(textOf(sent[2]!.messages.at(-1)!), "Your task is to create a detailed summary")
+      assert.include(textOf(sent[2]!.messages.at(-1)!), SummaryPrompt.HEADING)
       assert.strictEqual(sent[2]!.messages.length, 5)
     }).pipe(Effect.provide(layerFor(withSummaries((n) =>
       n === 1
@@ -233,6 +236,7 @@ describe("Reactive compaction", () => {
       assert.deepStrictEqual(kinds(messages), [
         "system/init",
         "system/status:compacting",
+        "system/status:null",
         "system/compact_boundary",
         "assistant",
         "system/informational",
@@ -277,9 +281,14 @@ describe("Reactive compaction", () => {
       // Calls 1–3 each compact (summary + request); call 4 finds the third rapid refill and stops.
       const sent = yield* requests
       assert.deepStrictEqual(sent.map(isSummary), [true, false, true, false, true, false])
-      // One long turn is summarised whole and resumed from the summary.
-      assert.strictEqual(sent[3]!.messages.length, 1)
-      assert.include(textOf(sent[3]!.messages[0]!), "Continue the conversation from where it left off")
+      // One long turn is summarised whole; its last tool round is kept verbatim after the summary.
+      const compacted = sent[3]!.messages
+      assert.deepStrictEqual(compacted.map((m) => m.role), ["user", "assistant", "user"])
+      const lastCall = (sent[2]!.messages.at(-2) as Message.AssistantMessage).toolUses[0]!
+      assert.deepStrictEqual((compacted[1] as Message.AssistantMessage).toolUses, [lastCall])
+      const results = compacted[2]!.content as ReadonlyArray<Message.ContentBlock>
+      assert.deepStrictEqual(results.map((b) => b instanceof Message.ToolResultBlock ? b.tool_use_id : b.type), [lastCall.id])
+      assert.notInclude(textOf(compacted[0]!), SummaryPrompt.RESUME)
     }).pipe(Effect.provide(layerFor(withSummaries(() =>
       TestModel.reply([TestModel.toolUse("Read", { file_path: "/dev/null" })], {
         usage: { input_tokens: THRESHOLD, output_tokens: 5 }
@@ -350,23 +359,43 @@ describe("/compact", () => {
       const history = [Message.user("turn one"), answered("one", 100), Message.user("turn two"), answered("two", 200)]
       const session = yield* Session.make({ ...options, history })
       const messages = yield* collect(session.submit("/compact focus on the API"))
-      assert.deepStrictEqual(kinds(messages), ["system/init", "system/status:compacting", "system/compact_boundary", "result"])
-      const boundary = messages[2] as SdkMessage.CompactBoundary
+      assert.deepStrictEqual(kinds(messages), [
+        "system/init",
+        "system/status:compacting",
+        "system/status:null",
+        "system/compact_boundary",
+        "result"
+      ])
+      const boundary = messages[3] as SdkMessage.CompactBoundary
       assert.strictEqual(boundary.compact_metadata.trigger, "manual")
-      const result = messages[3] as SdkMessage.Result
+      const result = messages[4] as SdkMessage.Result
       assert.deepStrictEqual([result.is_error, result.num_turns], [false, 0])
       const sent = yield* requests
-      assert.include(textOf(sent[0]!.messages.at(-1)!), "Additional instructions: focus on the API")
+      assert.include(textOf(sent[0]!.messages.at(-1)!), "The user added these instructions for the summary:\\nfocus on the API")
       // The history is the summary alone, waiting for the next prompt (no "continue" instruction).
       const transcript = (yield* messagesOf(session))
       assert.strictEqual(transcript.length, 1)
       assert.include(textOf(transcript[0]!), "SUMMARY-M")
-      assert.notInclude(textOf(transcript[0]!), "Continue the conversation")
+      assert.notInclude(textOf(transcript[0]!), SummaryPrompt.RESUME)
       yield* collect(session.submit("next"))
       const next = (yield* requests)[1]!
       assert.deepStrictEqual(Invariants.requestViolations(next.messages), [])
       assert.strictEqual(next.messages.length, 2)
     }).pipe(Effect.provide(layerFor([TestModel.text("SUMMARY-M"), TestModel.text("ok")]))))
+
+  it.scoped("a summary answer that calls a tool anyway: its text is the summary, and no tool runs", () =>
+    Effect.gen(function*() {
+      const history = [Message.user("turn one"), answered("one", 100)]
+      const session = yield* Session.make({ ...options, history })
+      const result = (yield* collect(session.submit("/compact"))).at(-1) as SdkMessage.Result
+      assert.isFalse(result.is_error, result.result)
+      assert.strictEqual((yield* requests).length, 1)
+      const transcript = yield* messagesOf(session)
+      assert.strictEqual(transcript.length, 1)
+      assert.strictEqual(textOf(transcript[0]!), JSON.stringify([{ type: "text", text: SummaryPrompt.continuation("SUMMARY-T") }]))
+    }).pipe(Effect.provide(layerFor([
+      TestModel.reply([new Message.TextBlock({ text: "<summary>SUMMARY-T</summary>" }), TestModel.toolUse("Write", { file_path: "x" })])
+    ]))))
 
   it.scoped("without a compactor it says so, and the conversation is unchanged", () =>
     Effect.gen(function*() {

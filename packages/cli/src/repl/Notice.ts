@@ -37,7 +37,11 @@ export const describe = (message: SdkMessage.SdkMessage): string | undefined => 
           return undefined
       }
     case "status":
-      return message.status === "compacting" ? "compacting the conversation…" : undefined
+      return message.status === "compacting"
+        ? "compacting the conversation…"
+        : message.compact_result === "failed"
+        ? `compaction failed: ${message.compact_error ?? "no reason given"}`
+        : undefined
     case "compact_boundary":
       return `compacted the conversation (${message.compact_metadata.trigger}): ~${thousands(message.compact_metadata.pre_tokens)} → ~${
         thousands(message.compact_metadata.post_tokens)

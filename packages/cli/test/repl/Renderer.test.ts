@@ -178,4 +178,18 @@ describe("Notice", () => {
     })
     assert.strictEqual(text, "compacted the conversation (auto): ~150k → ~9k tokens")
   })
+
+  it("reports a failed compaction with its reason, and nothing for one that succeeded", () => {
+    const closing = (result: "success" | "failed", error?: string) =>
+      Notice.describe({
+        type: "system",
+        subtype: "status",
+        status: null,
+        compact_result: result,
+        ...(error !== undefined ? { compact_error: error } : {}),
+        ...stamp
+      })
+    assert.strictEqual(closing("failed", "the summary came back empty"), "compaction failed: the summary came back empty")
+    assert.isUndefined(closing("success"))
+  })
 })

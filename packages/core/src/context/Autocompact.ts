@@ -1,9 +1,10 @@
 /**
  * Autocompact: when the request about to be sent reaches `window − min(max output, 20K) − 13K`
- * tokens, a model call (background source) summarises the older part of the conversation in the
- * nine sections of `SummaryPrompt`; the new conversation is the summary, the most recently read
- * files re-read from disk, and the recent turns verbatim. The result must be smaller than the input,
- * or the attempt counts as failed.
+ * tokens, a model call (background source, sharing the conversation's cached prefix) summarises the
+ * conversation in the nine sections of `SummaryPrompt`; the new conversation is the summary, a
+ * pointer to the transcript, the files read before (small ones attached, large ones named), and the
+ * last tool round (else the recent turns) verbatim. The result must be smaller than the input, or
+ * the attempt counts as failed.
  *
  * The same compaction, harder (the last 3 turns kept), answers the API's `PromptTooLong` through
  * the `Compactor` service; if the summary request is itself too long, its oldest turns are dropped
@@ -72,6 +73,8 @@ export type Request = Compaction.Request
 export interface Autocompact {
   readonly stage: Stage
   readonly compactor: Compactor["Type"]
+  /** Whether `messages` are at the threshold: the stage compacts them (unless its breaker is open). */
+  readonly due: (messages: ReadonlyArray<Message>, context: StageContext) => boolean
   /** Compacts `messages` now (for `/compact` and tests), without the breaker. */
   readonly compact: (
     messages: ReadonlyArray<Message>,
@@ -116,7 +119,7 @@ export const make = (
           const halt = CompactionBreaker.tripped(breaker, next)
           if (halt !== undefined) {
             yield* Effect.logDebug("the compaction breaker is open: the turn ends").pipe(Effect.annotateLogs({ halt }))
-            return { messages, halt }
+            return { messages, halt, report: halt, compactionError: halt }
           }
           return yield* guarded(messages, context, { trigger: "auto", keepTurns: 1 }, calls)
         })
@@ -128,7 +131,7 @@ export const make = (
         Effect.gen(function*() {
           const state = yield* CompactionBreaker.stateOf(breaker, context.sessionId)
           const halt = CompactionBreaker.tripped(breaker, state)
-          if (halt !== undefined) return { messages, halt }
+          if (halt !== undefined) return { messages, halt, compactionError: halt }
           const result: StageResult = yield* guarded(messages, context, { trigger: "auto", keepTurns: 3 }, state.calls)
           // A failed reactive compaction cannot make the request fit: the turn ends.
           return result.messages === messages && result.halt === undefined
@@ -138,7 +141,7 @@ export const make = (
       manual: (messages, context, instructions) =>
         Effect.map(compact(messages, context, { trigger: "manual", keepTurns: 0, instructions }), (outcome) =>
           outcome._tag === "Failed"
-            ? { messages, halt: `Compaction failed: ${outcome.reason}` }
+            ? { messages, halt: `Compaction failed: ${outcome.reason}`, compactionError: outcome.reason }
             : {
               messages: outcome.messages,
               report: `compacted ~${outcome.compaction.preTokens} → ~${outcome.compaction.postTokens} tokens`,
@@ -146,7 +149,7 @@ export const make = (
             })
     })
 
-    return { stage, compactor, compact }
+    return { stage, compactor, compact, due: over }
   })
 
 /**

@@ -1,6 +1,9 @@
 /**
- * One compaction: the older part of the conversation becomes its summary (`Summary`), followed by
- * the most recently read files re-read from disk (`FileRestore`) and the recent turns verbatim. The
+ * One compaction: the whole conversation is summarised (`Summary`, a request that shares the
+ * conversation's cached prefix), and the conversation becomes the summary, a pointer to the
+ * session's transcript, the files read before it (`FileRestore`: small ones attached, large ones
+ * named), and the end of the conversation verbatim: its last tool round (the answer that called
+ * the tools and their results) when it ends in one, else its last turns within a budget. The
  * result must be smaller than the input, or the compaction fails. When to compact, and how often a
  * failure may repeat, is `Autocompact`'s and `CompactionBreaker`'s.
  *
@@ -9,7 +12,7 @@
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import { AssistantMessage, type Message, TextBlock, UserMessage } from "../message/Message.js"
+import { AssistantMessage, type Message, TextBlock, ToolResultBlock, UserMessage } from "../message/Message.js"
 import type { ModelClient } from "../model/ModelClient.js"
 import type { Compaction, StageContext } from "../turn/Stage.js"
 import * as FileRestore from "./FileRestore.js"
@@ -32,7 +35,10 @@ export type Outcome =
 /** What a compaction is asked to do. @category Models */
 export interface Request {
   readonly trigger: "auto" | "manual"
-  /** Turns kept verbatim at the end (1 for autocompact, 3 for the reactive one). */
+  /**
+   * Turns kept verbatim at the end when the conversation does not end in a tool round (1 for
+   * autocompact, 3 for the reactive one, 0 for `/compact`).
+   */
   readonly keepTurns: number
   /** Extra instructions for the summary (`/compact ...`). */
   readonly instructions?: string | undefined
@@ -56,6 +62,21 @@ export const tailStart = (messages: ReadonlyArray<Message>, keepTurns: number, t
   return first < starts.length ? starts[first]! : messages.length
 }
 
+/**
+ * Where the last tool round starts, when the conversation ends in one within `budget` tokens: an
+ * answer with tool calls followed by the user message with their results. `undefined` otherwise.
+ *
+ * @category Accessors
+ */
+export const lastToolRound = (messages: ReadonlyArray<Message>, budget: number): number | undefined => {
+  const results = messages.at(-1)
+  const call = messages.at(-2)
+  if (!(results instanceof UserMessage) || typeof results.content === "string") return undefined
+  if (!results.content.some((b) => b instanceof ToolResultBlock)) return undefined
+  if (!(call instanceof AssistantMessage) || call.toolUses.length === 0) return undefined
+  return TokenEstimate.ofMessages(messages.slice(-2)) <= budget ? messages.length - 2 : undefined
+}
+
 /** An answer whose usage no longer describes the conversation it is in: estimated by size instead. */
 const withoutUsage = (message: Message): Message =>
   message instanceof AssistantMessage && message.usage !== undefined
@@ -69,8 +90,30 @@ const withoutUsage = (message: Message): Message =>
     : message
 
 /**
- * Compacts `messages` as `request` asks: the summary by `client`, the files re-read through `fs`.
- * Never fails: a failure is an {@link Outcome}.
+ * The compacted conversation: the `opening` blocks (summary, notes, files), then the `tail` kept. A
+ * tail that starts with an answer (a tool round) follows the opening as its own message; one that
+ * starts with a prompt takes the opening before its blocks; with no tail, a conversation that was
+ * waiting for an answer (`waiting`) is told to go on, and one that ended with an answer waits for
+ * the user's next prompt.
+ *
+ * @category Constructors
+ */
+export const assemble = (
+  opening: ReadonlyArray<TextBlock>,
+  tail: ReadonlyArray<Message>,
+  waiting: boolean
+): Array<Message> => {
+  const first = tail[0]
+  if (first === undefined) {
+    return [new UserMessage({ content: waiting ? [...opening, new TextBlock({ text: SummaryPrompt.RESUME })] : opening })]
+  }
+  if (first instanceof AssistantMessage) return [new UserMessage({ content: opening }), ...tail]
+  return [new UserMessage({ content: [...opening, ...blocksOf(first as UserMessage)] }), ...tail.slice(1)]
+}
+
+/**
+ * Compacts `messages` as `request` asks: the summary by `client`, the files through `fs`. Never
+ * fails: a failure is an {@link Outcome}.
  *
  * @category Compaction
  */
@@ -85,23 +128,23 @@ export const compact = (
   Effect.gen(function*() {
     const startedAt = yield* Clock.currentTimeMillis
     const pre = TokenEstimate.ofRequest(messages)
-    // The tail: the recent turns, within a quarter of the window.
-    const start = tailStart(messages, request.keepTurns, windowOf(options, context) / 4)
-    const head = messages.slice(0, start)
+    // The tail: the last tool round, else the recent turns; within a quarter of the window.
+    const budget = windowOf(options, context) / 4
+    const start = lastToolRound(messages, budget) ?? tailStart(messages, request.keepTurns, budget)
     const tail = messages.slice(start).map(withoutUsage)
-    if (head.length === 0) {
-      return { _tag: "Failed", reason: "there is nothing before the recent turns to summarise" } as Outcome
-    }
-    const summary = yield* Summary.summaryOf(client, head, context, request.instructions)
+    if (start === 0) return { _tag: "Failed", reason: "there is nothing before the recent turns to summarise" } as Outcome
+    const summary = yield* Summary.summaryOf(client, messages, context, request.instructions)
     if ("failure" in summary) return { _tag: "Failed", reason: summary.failure } as Outcome
-    const files = yield* FileRestore.restoredFiles(fs, options, head, tail, context.cwd)
-    const opening = [new TextBlock({ text: SummaryPrompt.continuation(summary.text) }), ...files]
-    // With no tail, a conversation that was waiting for an answer is told to go on; one that ended
-    // with an answer (a manual compaction between turns) waits for the user's next prompt.
-    const waiting = messages.at(-1) instanceof UserMessage
-    const compacted: Array<Message> = tail.length === 0
-      ? [new UserMessage({ content: waiting ? [...opening, new TextBlock({ text: SummaryPrompt.RESUME })] : opening })]
-      : [new UserMessage({ content: [...opening, ...blocksOf(tail[0] as UserMessage)] }), ...tail.slice(1)]
+    const files = yield* FileRestore.restoredFiles(fs, options, messages, tail, context.cwd)
+    // The transcript is pointed at only where it is (a session that keeps none has none to read).
+    const transcript = context.transcriptPath
+    const readable = transcript !== undefined && (yield* Effect.orElseSucceed(fs.exists(transcript), () => false))
+    const opening = [
+      new TextBlock({ text: SummaryPrompt.continuation(summary.text) }),
+      ...(readable ? [new TextBlock({ text: SummaryPrompt.transcriptNote(transcript) })] : []),
+      ...files
+    ]
+    const compacted = assemble(opening, tail, messages.at(-1) instanceof UserMessage)
     const post = TokenEstimate.ofMessages(compacted)
     if (post >= pre) {
       const reason = `the compacted conversation (~${post} tokens) is not smaller than ~${pre}`

@@ -111,6 +111,7 @@ export const guarded = (
       return {
         messages,
         report: `compaction failed: ${outcome.reason}`,
+        compactionError: outcome.reason,
         ...(halt !== undefined ? { halt: `${halt} (last: ${outcome.reason})` } : {})
       } satisfies StageResult
     }

@@ -45,7 +45,12 @@ export const layer = (
     const stages = [
       yield* ToolResultBudget.make({ directory: options.directory }),
       yield* Snip.make(),
-      yield* Microcompact.make({ triggerTokens: (model) => Math.floor(window(model) * (options.microcompactRatio ?? 0.5)) }),
+      yield* Microcompact.make({
+        triggerTokens: (model) => Math.floor(window(model) * (options.microcompactRatio ?? 0.5)),
+        // A compaction due now replaces the conversation: clearing results first would only cost
+        // its summary request the cached prefix (and the summary the results).
+        unless: auto.due
+      }),
       ContextCollapse.make({ window }),
       auto.stage
     ]

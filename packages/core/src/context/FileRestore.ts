@@ -1,7 +1,9 @@
 /**
- * The files re-read after a compaction: the most recently read ones that the kept turns do not read
- * again, read from disk now (a file may have changed since), each cut to a budget and all within
- * another, so that the compacted conversation goes on with the files it was working on.
+ * The files re-attached after a compaction: the most recently read ones that the kept messages do
+ * not read again. A small one is read from disk now (a file may have changed since) and attached
+ * whole, within a budget per file and one for all; a larger one is only named, with its size, for
+ * the model to Read again if it needs it. So the compacted conversation knows the files it was
+ * working on without paying for large ones it may not need.
  *
  * @since 0.1.0
  */
@@ -9,6 +11,7 @@ import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as nodePath from "node:path"
 import { AssistantMessage, type Message, TextBlock, ToolUseBlock } from "../message/Message.js"
+import * as SummaryPrompt from "./SummaryPrompt.js"
 import * as TokenEstimate from "./TokenEstimate.js"
 
 /** The tool whose calls name the files read, and its path field. @category Models */
@@ -17,9 +20,13 @@ export interface ReadTool {
   readonly pathField: string
 }
 
-/** Options; every number defaults to Claude Code's. @category Models */
+/** Options of the files re-attached. @category Models */
 export interface Options {
-  /** Files re-read after a compaction: how many (5), tokens each (5,000), tokens in all (50,000). */
+  /**
+   * Files re-attached after a compaction: how many at most (5), the largest attached whole (2,000
+   * tokens, as characters at `TokenEstimate.CHARS_PER_TOKEN`: a larger one is named instead), and
+   * the tokens of all attached (8,000).
+   */
   readonly restoreFiles?: number | undefined
   readonly restoreTokensPerFile?: number | undefined
   readonly restoreTokensTotal?: number | undefined
@@ -46,36 +53,46 @@ export const pathsRead = (messages: ReadonlyArray<Message>, readTool: ReadTool):
   return out
 }
 
+/** The defaults of {@link Options}. @category Constants */
+export const DEFAULTS = { files: 5, tokensPerFile: 2_000, tokensTotal: 8_000 } as const
+
 /**
- * The most recently read files of `head` (not read again in `tail`), re-read now from `fs` (relative
- * paths against `cwd`) within the budgets: one text block each. A file that cannot be read is left out.
+ * The files read in `messages` (most recent first) that `kept` does not read again, at most
+ * `restoreFiles` of them, from `fs` (relative paths against `cwd`): the small ones attached as a text
+ * block each, the others (over the budget per file, or past the total) named in one more block. A
+ * file that is gone is left out.
  *
  * @category Files
  */
 export const restoredFiles = (
   fs: FileSystem.FileSystem,
   options: Options,
-  head: ReadonlyArray<Message>,
-  tail: ReadonlyArray<Message>,
+  messages: ReadonlyArray<Message>,
+  kept: ReadonlyArray<Message>,
   cwd: string | undefined
 ): Effect.Effect<Array<TextBlock>> =>
   Effect.gen(function*() {
     const readTool = options.readTool ?? defaultReadTool
-    const inTail = new Set(pathsRead(tail, readTool))
-    const perFile = (options.restoreTokensPerFile ?? 5_000) * TokenEstimate.CHARS_PER_TOKEN
-    let budget = (options.restoreTokensTotal ?? 50_000) * TokenEstimate.CHARS_PER_TOKEN
+    const inKept = new Set(pathsRead(kept, readTool))
+    const perFile = (options.restoreTokensPerFile ?? DEFAULTS.tokensPerFile) * TokenEstimate.CHARS_PER_TOKEN
+    let budget = (options.restoreTokensTotal ?? DEFAULTS.tokensTotal) * TokenEstimate.CHARS_PER_TOKEN
     const blocks: Array<TextBlock> = []
-    for (const path of pathsRead(head, readTool).filter((p) => !inTail.has(p)).slice(0, options.restoreFiles ?? 5)) {
-      const content = yield* Effect.option(fs.readFileString(
-        cwd !== undefined && !nodePath.isAbsolute(path) ? nodePath.join(cwd, path) : path
-      ))
-      if (content._tag === "None") continue
-      const cut = content.value.length > perFile
-        ? `${content.value.slice(0, perFile)}\n[... cut at ${perFile} characters]`
-        : content.value
-      if (cut.length > budget) break
-      budget -= cut.length
-      blocks.push(new TextBlock({ text: `Contents of ${path}, read again after the compaction:\n\n${cut}` }))
+    const listed: Array<SummaryPrompt.Listed> = []
+    const paths = pathsRead(messages, readTool).filter((p) => !inKept.has(p)).slice(0, options.restoreFiles ?? DEFAULTS.files)
+    for (const path of paths) {
+      const file = cwd !== undefined && !nodePath.isAbsolute(path) ? nodePath.join(cwd, path) : path
+      const info = yield* Effect.option(fs.stat(file))
+      if (info._tag === "None" || info.value.type !== "File") continue
+      const bytes = Number(info.value.size)
+      // Bytes bound characters from above: a file under the budget in bytes is read, no other.
+      const content = bytes <= perFile && bytes <= budget ? yield* Effect.option(fs.readFileString(file)) : undefined
+      if (content?._tag === "None") continue
+      if (content === undefined || content.value.length > budget) {
+        listed.push({ path, bytes })
+        continue
+      }
+      budget -= content.value.length
+      blocks.push(new TextBlock({ text: SummaryPrompt.attachedFile(path, content.value) }))
     }
-    return blocks
+    return listed.length === 0 ? blocks : [...blocks, new TextBlock({ text: SummaryPrompt.listedFiles(listed) })]
   })

@@ -13,7 +13,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import { AssistantMessage, type Message, ToolResultBlock, ToolUseBlock, UserMessage } from "../message/Message.js"
-import { id as stageId, type Stage } from "../turn/Stage.js"
+import { id as stageId, type Stage, type StageContext } from "../turn/Stage.js"
 import * as TokenEstimate from "./TokenEstimate.js"
 
 /** This stage's identity, for editing a pipeline (`Pipeline.without(Microcompact.id)`). @category Constants */
@@ -34,6 +34,12 @@ export interface Options {
   readonly tools?: ReadonlyArray<string> | undefined
   /** Clear after this long without a call (60 minutes). */
   readonly idleGap?: Duration.DurationInput | undefined
+  /**
+   * Leave the conversation as it is when this holds: a compaction is due in the same preparation
+   * (it replaces the conversation anyway, and its summary request should read the conversation's
+   * cached prefix and see the results whole).
+   */
+  readonly unless?: ((messages: ReadonlyArray<Message>, context: StageContext) => boolean) | undefined
 }
 
 /**
@@ -94,6 +100,7 @@ export const make = (options: Options): Effect.Effect<Stage> =>
           const idle = previous !== undefined && now - previous >= idleMs
           const trigger = typeof options.triggerTokens === "number" ? options.triggerTokens : options.triggerTokens(context.model)
           if (!idle && TokenEstimate.ofRequest(messages) < trigger) return { messages }
+          if (options.unless?.(messages, context) === true) return { messages }
           const result = clear(messages, settings)
           if (result.cleared === 0) return { messages }
           return {

@@ -1,17 +1,22 @@
 /**
- * The summary of a compaction: one model call (background source) that summarises the older part of
- * the conversation in the nine sections of `SummaryPrompt`. If the summary request is itself too
- * long, its oldest turns are dropped (at most 3 times).
+ * The summary of a compaction: one model call (background source) over the conversation as it
+ * stands, with the summary instruction (`SummaryPrompt.prompt`) appended after its last message. The
+ * request is the conversation's own (model, system prompt, tools, thinking, parameters: see
+ * `StageContext.request`), with its cache breakpoint where the conversation's previous request put
+ * it (`ModelRequest.cacheTailAt`), so everything up to there is read from the prompt cache. What is
+ * kept of the answer is its `<summary>` (`SummaryPrompt.summaryText`). If the summary request is
+ * itself too long, its oldest turns are dropped (at most 3 times).
  *
  * @since 0.1.0
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { type Message, TextBlock, UserMessage } from "../message/Message.js"
+import { AssistantMessage, type Message, TextBlock, UserMessage } from "../message/Message.js"
 import * as Accumulator from "../model/Accumulator.js"
 import { isEvent, type ModelClient } from "../model/ModelClient.js"
 import { describe as describeError, type ModelError } from "../model/ModelError.js"
+import type { ModelRequest } from "../model/ModelRequest.js"
 import type { StageContext } from "../turn/Stage.js"
 import * as SummaryPrompt from "./SummaryPrompt.js"
 import { blocksOf, turnStarts } from "./Turns.js"
@@ -32,26 +37,61 @@ const withUserText = (messages: ReadonlyArray<Message>, text: string): Array<Mes
 }
 
 /**
- * One summary request for `head`, with the user's extra `instructions`: the trimmed text of the
- * answer. Fails with the model's error.
+ * Where the conversation's previous request ended: the last user message before its last answer
+ * (that request's tail breakpoint), or `undefined` when no answer came yet.
+ *
+ * @category Accessors
+ */
+export const previousTail = (messages: ReadonlyArray<Message>): number | undefined => {
+  let i = messages.length - 1
+  while (i >= 0 && !(messages[i] instanceof AssistantMessage)) i--
+  while (i >= 0 && !(messages[i] instanceof UserMessage)) i--
+  return i >= 0 ? i : undefined
+}
+
+/**
+ * The summary request for `messages`: the conversation's request (`context.request`, else what the
+ * context says of it) with the instruction after the last message, and the cache breakpoint where
+ * the previous request had it when `shareCache` (the messages are the conversation's, unchanged).
+ *
+ * @category Summaries
+ */
+export const requestFor = (
+  messages: ReadonlyArray<Message>,
+  context: StageContext,
+  instructions: string | undefined,
+  shareCache: boolean
+): ModelRequest => {
+  const shape = context.request ?? {
+    model: context.model,
+    max_tokens: context.maxTokens,
+    ...(context.system !== undefined ? { system: context.system } : {}),
+    ...(context.tools !== undefined ? { tools: context.tools } : {})
+  }
+  const tail = shareCache ? previousTail(messages) : undefined
+  return {
+    ...shape,
+    messages: withUserText(messages, SummaryPrompt.prompt(instructions)),
+    source: "background",
+    ...(tail !== undefined ? { cacheTailAt: tail } : {})
+  }
+}
+
+/**
+ * One summary request (see {@link requestFor}): the summary kept of the answer. Fails with the
+ * model's error. The answer is text only; a tool call in it is never run: its text alone counts.
  *
  * @category Summaries
  */
 export const summarize = (
   client: ModelClient["Type"],
-  head: ReadonlyArray<Message>,
+  messages: ReadonlyArray<Message>,
   context: StageContext,
-  instructions: string | undefined
+  instructions: string | undefined,
+  shareCache = true
 ): Effect.Effect<string, ModelError> =>
   Effect.gen(function*() {
-    const items = yield* Stream.runCollect(client.stream({
-      model: context.model,
-      max_tokens: Math.min(context.maxTokens, 20_000),
-      system: SummaryPrompt.SYSTEM,
-      messages: withUserText(head, SummaryPrompt.prompt(instructions)),
-      ...(context.tools !== undefined ? { tools: context.tools } : {}),
-      source: "background"
-    }))
+    const items = yield* Stream.runCollect(client.stream(requestFor(messages, context, instructions, shareCache)))
     // Only the attempt that completed: a retry layer below retracts what failed attempts streamed.
     const all = Chunk.toReadonlyArray(items)
     let from = 0
@@ -62,25 +102,26 @@ export const summarize = (
         break
       }
     }
-    return Accumulator.fold(all.slice(from).filter(isEvent)).message.text.trim()
+    return SummaryPrompt.summaryText(Accumulator.fold(all.slice(from).filter(isEvent)).message.text)
   })
 
 /**
- * The summary of `head`, dropping its oldest turns when the summary request itself is too long (at
- * most {@link MAX_DROPS} times). Never fails: a failure is a {@link Result}.
+ * The summary of `messages`, dropping its oldest turns when the summary request itself is too long
+ * (at most {@link MAX_DROPS} times; a shortened conversation shares no cache). Never fails: a
+ * failure is a {@link Result}.
  *
  * @category Summaries
  */
 export const summaryOf = (
   client: ModelClient["Type"],
-  head: ReadonlyArray<Message>,
+  messages: ReadonlyArray<Message>,
   context: StageContext,
   instructions: string | undefined
 ): Effect.Effect<Result> =>
   Effect.gen(function*() {
-    let current = head
+    let current = messages
     for (let attempt = 0; attempt <= MAX_DROPS; attempt++) {
-      const result = yield* Effect.either(summarize(client, current, context, instructions))
+      const result = yield* Effect.either(summarize(client, current, context, instructions, attempt === 0))
       if (result._tag === "Right") {
         return result.right.length > 0 ? { text: result.right } : { failure: "the summary came back empty" }
       }

@@ -60,6 +60,14 @@ export interface ModelRequest {
    */
   readonly overloadBudget?: number
   /**
+   * The index of the message whose last block takes the conversation's cache breakpoint (default:
+   * the last message). A request that extends a conversation only to ask one thing of it (a
+   * compaction summary) sets it to where the conversation's previous request ended: it then reads
+   * that request's cached prefix, byte for byte, and writes no cache for what follows. A request
+   * that sets it is marked whatever its source (see `PromptCaching`). Not sent to the API.
+   */
+  readonly cacheTailAt?: number | undefined
+  /**
    * The span of the model call this request is for: the parent of the spans the layers below make
    * (the retry layer's, an attempt each). Not sent to the API.
    */

@@ -22,8 +22,10 @@
  * next request's. Copies are made once per message, so the cost per request does not grow with the
  * history.
  *
- * Background requests (compaction summaries) are one-offs under a different system prompt: they are
- * left unmarked, since a cache write costs more than plain input. Remove the layer (or set
+ * Background requests are one-offs: they are left unmarked, since a cache write costs more than plain
+ * input, unless they share the conversation's prefix (`ModelRequest.cacheTailAt`, a compaction
+ * summary): then the tail's breakpoint goes where the conversation's previous request put it, so
+ * the prefix is read from the cache and nothing new is written. Remove the layer (or set
  * `DISABLE_PROMPT_CACHING=1` for {@link layerConfig}) for no caching; {@link layer}'s options choose
  * which breakpoints, the requests marked, and the cache's time to live.
  *
@@ -137,7 +139,8 @@ const markTail = (message: Message, mark: CacheControl): Message | undefined => 
  * @category Combinators
  */
 export const mark = (request: ModelRequest, options: Options = {}): ModelRequest => {
-  if (!(options.sources ?? ["foreground"]).includes(request.source)) return request
+  const shared = request.cacheTailAt
+  if (shared === undefined && !(options.sources ?? ["foreground"]).includes(request.source)) return request
   const control: CacheControl = options.ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }
 
   let messages = request.messages.map(expand)
@@ -150,11 +153,12 @@ export const mark = (request: ModelRequest, options: Options = {}): ModelRequest
 
   let markedSystem = system
   // Tail, then system, then tools: without room for all, the tools' is left out first.
-  if (options.tail !== false && used < MAX_BREAKPOINTS && messages.length > 0) {
-    const last = messages[messages.length - 1]!
-    const marked = hasMarkAtEnd(last) ? undefined : markTail(last, control)
+  const at = shared ?? messages.length - 1
+  if (options.tail !== false && used < MAX_BREAKPOINTS && at >= 0 && at < messages.length) {
+    const target = messages[at]!
+    const marked = hasMarkAtEnd(target) ? undefined : markTail(target, control)
     if (marked !== undefined) {
-      messages = [...messages.slice(0, -1), marked]
+      messages = messages.map((m, i) => (i === at ? marked : m))
       used++
     }
   }

@@ -18,6 +18,7 @@
  *
  * @since 0.1.0
  */
+import * as SummaryPrompt from "../context/SummaryPrompt.js"
 import { AssistantMessage, type Message, TextBlock, type ToolResultBlock, UserMessage } from "../message/Message.js"
 import type * as Action from "../action/Action.js"
 import type { PerModel } from "../session/TokenUsage.js"
@@ -87,15 +88,13 @@ const userTexts = (message: UserMessage): ReadonlyArray<string> =>
     ? [message.content]
     : message.content.flatMap((b) => (b instanceof TextBlock ? [b.text] : []))
 
-const SUMMARY = /<summary>\n([\s\S]*)\n<\/summary>/
-
 /** A compaction's summary in the messages a rewrite wrote. */
 const summaryOf = (entry: typeof TranscriptEntry.RewriteEntry.Type): string | undefined => {
   for (const op of entry.ops) {
     if (!("message" in op) || !(op.message instanceof UserMessage)) continue
     for (const text of userTexts(op.message)) {
-      const match = SUMMARY.exec(text)
-      if (match !== null) return match[1]
+      const summary = SummaryPrompt.summaryIn(text)
+      if (summary !== undefined) return summary
     }
   }
   return undefined

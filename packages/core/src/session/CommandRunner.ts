@@ -23,9 +23,11 @@ import {
   type Engine,
   opening,
   stampOf,
+  transcriptPathOf,
   unpricedWarnings,
   warnings
 } from "./Engine.js"
+import type { RequestShape, StageContext, StageResult } from "../turn/Stage.js"
 import type * as SdkMessage from "./SdkMessage.js"
 import * as SdkProjection from "./SdkProjection.js"
 import type { SubmitOptions } from "./SessionOptions.js"
@@ -71,6 +73,36 @@ const replyWith = (engine: Engine, text: string, isError: boolean) =>
       return out
     }))
 
+/**
+ * What `/compact` tells the compactor: the request the session's next turn would make (the same
+ * system prompt, tools, thinking and parameters), so the summary request reads the cached prefix.
+ */
+const manualContext = (engine: Engine, current: Current) =>
+  Effect.gen(function*() {
+    const model = yield* Ref.get(engine.model)
+    const prompt = (yield* current.prompt).resolved.request
+    const thinking = yield* Ref.get(engine.thinking)
+    const request: RequestShape = {
+      model,
+      max_tokens: engine.maxTokens(model),
+      tools: engine.registry.definitions,
+      ...prompt,
+      ...(engine.options.params !== undefined ? { params: engine.options.params } : {}),
+      thinking
+    }
+    return {
+      model,
+      iteration: 0,
+      sessionId: current.id,
+      maxTokens: engine.maxTokens(model),
+      system: prompt.system,
+      cwd: engine.options.cwd,
+      tools: engine.registry.definitions,
+      request,
+      transcriptPath: transcriptPathOf(engine, current)
+    } satisfies StageContext
+  })
+
 /** `/compact [instructions]`: compaction now, its status and boundary, and a result; no model turn. */
 const compactNow = (engine: Engine, instructions: string | undefined) =>
   Stream.unwrapScoped(Effect.gen(function*() {
@@ -82,20 +114,13 @@ const compactNow = (engine: Engine, instructions: string | undefined) =>
     const apiBefore = yield* Ref.get(state.apiDurationMs)
     const work = Effect.gen(function*() {
       const history = yield* Ref.get(state.messages)
-      const outcome = !engine.compactor.available
+      const outcome: StageResult = !engine.compactor.available
         ? { messages: history, halt: "Compaction is not available in this session" }
         : history.length === 0
         ? { messages: history, halt: "There is nothing to compact yet" }
         : yield* Effect.zipRight(
           SessionHooks.preCompact(Context.get(engine.services, Hooks), { sessionId: current.id, cwd: engine.options.cwd }, "manual", instructions),
-          engine.compactor.manual(history, {
-          model: yield* Ref.get(engine.model),
-          iteration: 0,
-          sessionId: current.id,
-          maxTokens: engine.maxTokens(yield* Ref.get(engine.model)),
-          cwd: engine.options.cwd,
-          tools: engine.registry.definitions
-        }, instructions)
+          engine.compactor.manual(history, yield* manualContext(engine, current), instructions)
         )
       if (outcome.halt === undefined) {
         yield* Ref.set(state.messages, outcome.messages)
@@ -103,6 +128,11 @@ const compactNow = (engine: Engine, instructions: string | undefined) =>
         yield* Effect.logDebug("compacted the conversation on /compact")
       }
       const out = warnings(engine, current, yield* recorder.checkpoint({ sync: true }))
+      // The compacting status closes (with how it went) before the boundary, as Claude Code orders them.
+      out.push(SdkProjection.compactResult(
+        outcome.halt === undefined ? undefined : outcome.compactionError ?? outcome.halt,
+        stamp
+      ))
       if (outcome.compaction !== undefined) out.push(SdkProjection.compactBoundary(outcome.compaction, stamp))
       out.push(...(yield* unpricedWarnings(engine, current)))
       out.push(SdkProjection.commandResult(

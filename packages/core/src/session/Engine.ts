@@ -114,6 +114,10 @@ export const stampOf = (engine: Engine, current: Current): SdkProjection.Stamp =
   parentToolUseId: null
 })
 
+/** The current session's transcript file, when transcripts are written. @category Accessors */
+export const transcriptPathOf = (engine: Pick<Engine, "store" | "persist" | "options">, current: Current): string | undefined =>
+  engine.persist ? engine.store.fileOf(engine.options.cwd, current.id) : undefined
+
 /** A recorder for session `id` (continuing `continues`, or a new file saying where it came from). @category Constructors */
 export const recorderFor = (
   engine: Pick<Engine, "store" | "persist" | "options" | "model" | "ids">,

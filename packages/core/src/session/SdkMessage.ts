@@ -105,6 +105,9 @@ export interface Status {
   readonly type: "system"
   readonly subtype: "status"
   readonly status: "compacting" | "requesting" | null
+  /** On the status that closes a compaction (`null`): how it went, and why it failed. */
+  readonly compact_result?: "success" | "failed"
+  readonly compact_error?: string
   readonly uuid: string
   readonly session_id: string
 }

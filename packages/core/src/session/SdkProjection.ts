@@ -164,6 +164,22 @@ export const compactBoundary = (
   session_id: stamp.sessionId
 })
 
+/**
+ * The `system`/`status` that closes a compaction (status `null`): `compact_result` `success`, or
+ * `failed` with the reason as `compact_error`. It follows the `compacting` status and comes before
+ * the `compact_boundary`, as Claude Code orders them.
+ *
+ * @category Conversions
+ */
+export const compactResult = (error: string | undefined, stamp: Stamp): SdkMessage.Status => ({
+  type: "system",
+  subtype: "status",
+  status: null,
+  ...(error === undefined ? { compact_result: "success" as const } : { compact_result: "failed" as const, compact_error: error }),
+  uuid: stamp.uuid(),
+  session_id: stamp.sessionId
+})
+
 /** `system`/`status` for a status the Agent SDK names, else an `info` line. @category Conversions */
 export const status = (text: string, stamp: Stamp): SdkMessage.SdkMessage =>
   text === "compacting" || text === "requesting"
@@ -273,7 +289,9 @@ export const turnEvent = (
       out.push(status(event.status, stamp))
       return
     case "StageApplied":
-      if (event.report.compaction !== undefined) out.push(compactBoundary(event.report.compaction, stamp))
+      if (event.report.compaction !== undefined) {
+        out.push(compactResult(undefined, stamp), compactBoundary(event.report.compaction, stamp))
+      } else if (event.report.compactionError !== undefined) out.push(compactResult(event.report.compactionError, stamp))
       return
     case "Notice":
       out.push(notice(event.notice, stamp))

@@ -24,7 +24,7 @@ import * as Fallback from "../resilience/Fallback.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import * as TurnLoop from "../turn/TurnLoop.js"
 import * as Cost from "./Cost.js"
-import { costOf, type Current, type Engine, opening, stampOf, unpricedWarnings, warnings } from "./Engine.js"
+import { costOf, type Current, type Engine, opening, stampOf, transcriptPathOf, unpricedWarnings, warnings } from "./Engine.js"
 import type * as SdkMessage from "./SdkMessage.js"
 import * as SdkProjection from "./SdkProjection.js"
 import { INTERRUPTED_NOTE } from "./SessionOptions.js"
@@ -300,6 +300,7 @@ export const run = (
       cwd: engine.options.cwd,
       params: engine.options.params,
       thinking: yield* Ref.get(engine.thinking),
+      transcriptPath: transcriptPathOf(engine, current),
       interrupt: signal,
       emitStreamEvents: engine.options.includePartialMessages === true,
       pendingTools,

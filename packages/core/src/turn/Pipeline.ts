@@ -76,13 +76,19 @@ export const make = (stages: ReadonlyArray<Stage>): Service =>
         for (const stage of stages) {
           const { broken, result } = yield* runStage(stage, current, context, known)
           const name = stage.id.name
+          const failed = result.compactionError !== undefined ? { compactionError: result.compactionError } : {}
           if (result.halt !== undefined) {
-            if (result.report !== undefined) reports.push({ stage: name, report: result.report })
+            if (result.report !== undefined) reports.push({ stage: name, report: result.report, ...failed })
             return { messages: current, reports, halt: result.halt }
           }
-          if (result.messages === current) continue
+          if (result.messages === current) {
+            // A compaction that was due and did not happen is reported (its status closes with it).
+            if (result.compactionError !== undefined) reports.push({ stage: name, report: result.report ?? "", ...failed })
+            continue
+          }
           if (broken.length > 0) {
-            reports.push({ stage: name, report: `discarded: its output broke ${broken.join("; ")}` })
+            const report = `discarded: its output broke ${broken.join("; ")}`
+            reports.push(result.compaction === undefined ? { stage: name, report } : { stage: name, report, compactionError: report })
             continue
           }
           current = result.messages

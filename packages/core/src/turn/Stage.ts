@@ -21,7 +21,16 @@
  */
 import type * as Effect from "effect/Effect"
 import type { Message } from "../message/Message.js"
-import type { ToolDefinition } from "../model/ModelRequest.js"
+import type { ModelRequest, ToolDefinition } from "../model/ModelRequest.js"
+
+/**
+ * The request a conversation is sent in, without its messages: model, `max_tokens`, system prompt
+ * (and its stable part), tools, thinking and further parameters. A stage that asks the model about
+ * the conversation (a compaction summary) sends the same, so its request shares the cached prefix.
+ *
+ * @category Models
+ */
+export type RequestShape = Omit<ModelRequest, "messages" | "source" | "span" | "overloadBudget" | "cacheTailAt">
 
 /** What a stage knows about the request it prepares. @category Models */
 export interface StageContext {
@@ -33,11 +42,15 @@ export interface StageContext {
   /** The output-token cap of the request. */
   readonly maxTokens: number
   /** The system prompt of the request, if any (stages that call the model may reuse it). */
-  readonly system?: string | ReadonlyArray<{ readonly type: "text"; readonly text: string }> | undefined
+  readonly system?: ModelRequest["system"] | undefined
   /** The working directory the tools resolve relative paths against. */
   readonly cwd?: string | undefined
   /** The tools of the request (a model call over history with tool calls must declare them). */
   readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  /** The whole request the conversation is about to be sent in, without its messages (see {@link RequestShape}). */
+  readonly request?: RequestShape | undefined
+  /** The session's transcript file, when it is written: a compaction points the model at it for detail. */
+  readonly transcriptPath?: string | undefined
 }
 
 /** A compaction that replaced the conversation with a shorter one. @category Models */
@@ -59,6 +72,8 @@ export interface StageResult {
   readonly messages: ReadonlyArray<Message>
   readonly report?: string | undefined
   readonly compaction?: Compaction | undefined
+  /** Why a compaction that was due did not happen (it failed, or the breaker is open). */
+  readonly compactionError?: string | undefined
   readonly halt?: string | undefined
 }
 
@@ -92,4 +107,6 @@ export interface StageReport {
   readonly stage: string
   readonly report: string
   readonly compaction?: Compaction | undefined
+  /** Why a compaction that was due did not happen (see `StageResult.compactionError`). */
+  readonly compactionError?: string | undefined
 }

@@ -24,7 +24,7 @@ import type { ToolRuntime } from "../tool/ToolRuntime.js"
 import * as Decide from "./Decide.js"
 import type * as LoopState from "./LoopState.js"
 import type { Pipeline } from "./Pipeline.js"
-import type { StageContext } from "./Stage.js"
+import type { RequestShape, StageContext } from "./Stage.js"
 import { TurnEvent } from "./TurnEvent.js"
 import type * as TurnPolicy from "./TurnPolicy.js"
 
@@ -60,6 +60,8 @@ export interface Options {
    * (it is then also looked at before each pull; any other effect is only waited on).
    */
   readonly interrupt?: Effect.Effect<void> | undefined
+  /** The session's transcript file, when it is written (a compaction points the model at it). */
+  readonly transcriptPath?: string | undefined
   /** Emit raw events as `StreamEvents` batches (default true). */
   readonly emitStreamEvents?: boolean | undefined
   /**
@@ -134,15 +136,32 @@ export const completion = (turn: Turn): Effect.Effect<ReadonlyArray<TurnEvent>> 
     })]
   })
 
+/** The request of the current call, without its messages: what every request of the turn shares. @category Steps */
+export const requestShape = (turn: Turn, state: LoopState.LoopState): RequestShape => {
+  const { options } = turn
+  return {
+    model: state.model,
+    max_tokens: maxTokensOf(turn, state.model),
+    ...(options.maxTokensFor !== undefined ? { maxTokensFor: options.maxTokensFor } : {}),
+    tools: turn.registry.definitions,
+    ...(options.system !== undefined ? { system: options.system } : {}),
+    ...(options.systemStableBlocks !== undefined ? { systemStableBlocks: options.systemStableBlocks } : {}),
+    ...(options.params !== undefined ? { params: options.params } : {}),
+    ...(options.thinking !== undefined ? { thinking: options.thinking } : {})
+  }
+}
+
 /** What a stage knows of the request about to be made. @category Steps */
 export const stageContext = (turn: Turn, state: LoopState.LoopState): StageContext => ({
   model: state.model,
   iteration: state.iteration,
   sessionId: turn.session.sessionId,
   maxTokens: maxTokensOf(turn, state.model),
-  system: turn.options.system as StageContext["system"],
+  system: turn.options.system,
   cwd: turn.options.cwd,
-  tools: turn.registry.definitions
+  tools: turn.registry.definitions,
+  request: requestShape(turn, state),
+  transcriptPath: turn.options.transcriptPath
 })
 
 /** The `max_tokens` of a request to `model` in this turn. @category Steps */

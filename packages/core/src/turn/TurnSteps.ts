@@ -29,7 +29,7 @@ import * as ToolRuntime from "../tool/ToolRuntime.js"
 import * as Decide from "./Decide.js"
 import * as LoopState from "./LoopState.js"
 import * as ModelCall from "./ModelCall.js"
-import { answerAll, append, completion, decide, maxTokensOf, recordApiTime, stageContext, type Turn } from "./Turn.js"
+import { answerAll, append, completion, decide, recordApiTime, requestShape, stageContext, type Turn } from "./Turn.js"
 import { TurnEvent } from "./TurnEvent.js"
 
 /**
@@ -189,10 +189,13 @@ const compactNow = (turn: Turn, error: ModelError): Stream.Stream<TurnEvent> =>
     Stream.fromIterableEffect(Effect.gen(function*() {
       const history = yield* Ref.get(turn.session.messages)
       yield* preCompactAuto(turn)
-    const compacted = yield* turn.compactor.reactive(history, stageContext(turn, yield* Ref.get(turn.loop)))
+      const compacted = yield* turn.compactor.reactive(history, stageContext(turn, yield* Ref.get(turn.loop)))
       if (compacted.halt !== undefined) {
         yield* decide(turn, Decide.Outcome.CompactionFailed({ error, message: compacted.halt }))
-        return yield* completion(turn)
+        const failure = TurnEvent.StageApplied({
+          report: { stage: "reactive-compact", report: compacted.halt, compactionError: compacted.compactionError ?? compacted.halt }
+        })
+        return [failure, ...(yield* completion(turn))]
       }
       yield* Ref.set(turn.session.messages, compacted.messages)
       yield* Effect.logDebug("compacted the conversation after the API said the prompt is too long")
@@ -212,21 +215,11 @@ const failed = (turn: Turn, error: ModelError, model: string, startedAt: number)
   }))
 
 /** The request of this iteration, for the prepared conversation. */
-const requestFor = (turn: Turn, state: LoopState.LoopState, messages: ReadonlyArray<Message>): ModelRequest => {
-  const { options } = turn
-  return {
-    model: state.model,
-    messages,
-    max_tokens: maxTokensOf(turn, state.model),
-    ...(options.maxTokensFor !== undefined ? { maxTokensFor: options.maxTokensFor } : {}),
-    tools: turn.registry.definitions,
-    source: options.source ?? "foreground",
-    ...(options.system !== undefined ? { system: options.system } : {}),
-    ...(options.systemStableBlocks !== undefined ? { systemStableBlocks: options.systemStableBlocks } : {}),
-    ...(options.params !== undefined ? { params: options.params } : {}),
-    ...(options.thinking !== undefined ? { thinking: options.thinking } : {})
-  }
-}
+const requestFor = (turn: Turn, state: LoopState.LoopState, messages: ReadonlyArray<Message>): ModelRequest => ({
+  ...requestShape(turn, state),
+  messages,
+  source: turn.options.source ?? "foreground"
+})
 
 /**
  * One iteration after the announcements: the pipeline, the model call, its answer or failure, and
