@@ -94,7 +94,8 @@ const compactNow = (engine: Engine, instructions: string | undefined) =>
           sessionId: current.id,
           maxTokens: engine.maxTokens,
           cwd: engine.options.cwd,
-          tools: engine.registry.definitions
+          tools: engine.registry.definitions,
+          resultLimit: (name) => engine.registry.get(name)?.maxResultChars
         }, instructions)
         )
       if (outcome.halt === undefined) {

@@ -74,6 +74,12 @@ export interface Tool<in out I = any, out R = never> {
    * Code does this for Bash only: a failed command usually means its siblings' work is moot).
    */
   readonly cancelsSiblingsOnError?: boolean | undefined
+  /**
+   * The longest result (in characters) the model sees in place; a longer one is saved to a file by
+   * the tool result budget (`ToolResultBudget`), whose own threshold caps this one. `Infinity`: never
+   * saved, because the tool bounds its output itself (Read). Absent: the budget's threshold.
+   */
+  readonly maxResultChars?: number | undefined
   readonly call: (input: I, context: ToolContext) => Effect.Effect<ToolOutput, ToolError, R>
 }
 
@@ -90,6 +96,8 @@ export interface MakeOptions<S extends Schema.Schema<any, any>, R> {
   readonly isReadOnly: boolean | ((input: S["Type"]) => boolean)
   readonly isConcurrencySafe?: boolean | ((input: S["Type"]) => boolean)
   readonly cancelsSiblingsOnError?: boolean
+  /** See {@link Tool.maxResultChars}. */
+  readonly maxResultChars?: number | undefined
   readonly call: (input: S["Type"], context: ToolContext) => Effect.Effect<ToolOutput, ToolError, R>
 }
 
@@ -111,6 +119,7 @@ export const make = <S extends Schema.Schema<any, any>, R extends Services = nev
     isReadOnly,
     isConcurrencySafe: options.isConcurrencySafe === undefined ? isReadOnly : predicate(options.isConcurrencySafe),
     cancelsSiblingsOnError: options.cancelsSiblingsOnError === true,
+    ...(options.maxResultChars === undefined ? {} : { maxResultChars: options.maxResultChars }),
     call: options.call
   }
 }

@@ -38,6 +38,11 @@ export interface StageContext {
   readonly cwd?: string | undefined
   /** The tools of the request (a model call over history with tool calls must declare them). */
   readonly tools?: ReadonlyArray<ToolDefinition> | undefined
+  /**
+   * The result size a tool declares (`Tool.maxResultChars`), by tool name: `Infinity` for a tool
+   * that bounds its output itself, `undefined` for one that declares none (or is unknown).
+   */
+  readonly resultLimit?: ((toolName: string) => number | undefined) | undefined
 }
 
 /** A compaction that replaced the conversation with a shorter one. @category Models */

@@ -136,7 +136,8 @@ export const stageContext = (turn: Turn, state: LoopState.LoopState): StageConte
   maxTokens: turn.options.maxTokens,
   system: turn.options.system as StageContext["system"],
   cwd: turn.options.cwd,
-  tools: turn.registry.definitions
+  tools: turn.registry.definitions,
+  resultLimit: (name) => turn.registry.get(name)?.maxResultChars
 })
 
 /** Adds `message` to the conversation. @category Steps */
