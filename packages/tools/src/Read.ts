@@ -145,6 +145,28 @@ const tooLargeRange = (
 }
 
 /**
+ * The structured result of a text read, in Claude Code's shape (`FileReadOutput` of type `text`):
+ * the path, the lines read (cut lines as returned), where they start, how many, and the file's count.
+ *
+ * @category Models
+ */
+export interface TextResult {
+  readonly type: "text"
+  readonly file: {
+    readonly filePath: string
+    readonly content: string
+    readonly numLines: number
+    readonly startLine: number
+    readonly totalLines: number
+  }
+}
+
+const textResult = (file: string, shown: FileLines.Lines, offset: number): TextResult => ({
+  type: "text",
+  file: { filePath: file, content: shown.lines.join("\n"), numLines: shown.lines.length, startLine: offset, totalLines: shown.total }
+})
+
+/**
  * `KEEL_FILE_READ_MAX_OUTPUT_TOKENS`, else Claude Code's `CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS`:
  * the most tokens one Read returns (default {@link DEFAULT_MAX_OUTPUT_TOKENS}).
  *
@@ -280,7 +302,7 @@ export const makeWith = (
             maxLineBytes: MAX_LINE_LENGTH * 4
           }).pipe(Effect.catchAll(cannotRead))
           if (!ranged && size > MAX_BYTES_WITHOUT_RANGE) return yield* Tool.fail(tooLargeWhole(file, size, shown.total, maxTokens))
-          if (shown.total === 0) return `(${file} exists but is empty)`
+          if (shown.total === 0) return Tool.structured(`(${file} exists but is empty)`, textResult(file, shown, 1))
           if (offset > shown.total) {
             return yield* Tool.fail(
               `${file} has ${shown.total} lines; offset ${offset} is past the end. Use an offset from 1 to ${shown.total}.`
@@ -289,9 +311,12 @@ export const makeWith = (
           const body = numberLines(shown.lines, offset, shown.cut)
           if (tokensOf(body.length) > maxTokens) return yield* Tool.fail(tooLargeRange(file, shown, offset, body.length, maxTokens))
           const last = offset + shown.lines.length - 1
-          return last < shown.total || offset > 1
-            ? `${body}\n\n(Lines ${offset}-${last} of ${shown.total}. Use offset and limit to read other parts.)`
-            : body
+          return Tool.structured(
+            last < shown.total || offset > 1
+              ? `${body}\n\n(Lines ${offset}-${last} of ${shown.total}. Use offset and limit to read other parts.)`
+              : body,
+            textResult(file, shown, offset)
+          )
         })
     })
   })
