@@ -146,7 +146,15 @@ describe("stream-json output against the Claude Agent SDK's types", () => {
       { type: "system", subtype: "status", status: "stalled", ...stamp }, // m6: not an SDKStatus
       { type: "system", subtype: "tombstone", reason: "retry", ...stamp }, // m7: no such SDK message
       { ...result, uuid: "not-a-uuid" }, // m8: not UUID-shaped
-      { type: "user", message: { role: "user", content: "hi" }, parent_tool_use_id: null, session_id: "s" } // m9: no uuid
+      { type: "user", message: { role: "user", content: "hi" }, parent_tool_use_id: null, session_id: "s" }, // m9: no uuid
+      { type: "assistant", message: { content: [{ type: "tool_use", id: "toolu_b", name: "Bash", input: {} }] }, ...stamp }, // m10: names the tool
+      {
+        type: "user",
+        message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_b", content: "x" }] },
+        parent_tool_use_id: null,
+        tool_use_result: { stdout: 1, stderr: "", interrupted: false },
+        ...stamp
+      } // m11: its tool_use_result is not a BashOutput (checked as r11)
     ])
     const of = (m: string) => problems.filter((p) => p.startsWith(`${m} `))
     assert.deepStrictEqual([of("m0"), of("m1")], [[], []])
@@ -158,6 +166,8 @@ describe("stream-json output against the Claude Agent SDK's types", () => {
     assert.deepStrictEqual(of("m7"), ["m7 (system/tombstone): the Claude Agent SDK defines no message of this type"])
     assert.match(of("m8").join("\n"), /not-a-uuid/)
     assert.match(of("m9").join("\n"), /uuid/)
+    assert.deepStrictEqual(of("m11"), [])
+    assert.match(of("r11").join("\n"), /stdout/)
   }, 60_000)
 })
 

@@ -14,6 +14,9 @@
  *   makes them optional (`user`).
  * - `stream_event`'s `event` is the API's own event, relayed unchanged: only its `type` is checked.
  * - A `type/subtype` the SDK does not define is an error.
+ * - A `user` message's `tool_use_result` (typed `unknown` by the SDK) is checked against the output
+ *   type `sdk-tools.d.ts` declares for its call's tool (`BashOutput`, `FileReadOutput`, ...; the
+ *   tool named by an earlier assistant message's `tool_use`), or a string (a failure's message).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -39,6 +42,17 @@ export const sdkTypeOf: Readonly<Record<string, string>> = {
   "tool_progress": "SDKToolProgressMessage"
 }
 
+/** The `sdk-tools.d.ts` type of each built-in tool's structured result. */
+export const toolOutputOf: Readonly<Record<string, string>> = {
+  Read: "FileReadOutput",
+  Bash: "BashOutput",
+  Edit: "FileEditOutput",
+  Write: "FileWriteOutput",
+  Glob: "GlobOutput",
+  Grep: "GrepOutput",
+  TodoWrite: "TodoWriteOutput"
+}
+
 /** `type/subtype` of a message (`type` alone for the variants without a subtype in the SDK's mapping). */
 export const kindOf = (message: any): string =>
   message?.type === "system" ? `system/${String(message.subtype)}` : String(message?.type)
@@ -56,8 +70,10 @@ export const source = (messages: ReadonlyArray<unknown>) => {
     "/** The API's own event, relayed as is: only its type is Keel's business. */",
     "type PartialAssistant = Omit<import(\"@anthropic-ai/claude-agent-sdk\").SDKPartialAssistantMessage, \"event\"> & {",
     "  event: { type: BetaRawMessageStreamEvent[\"type\"] } & { readonly [extra: string]: unknown }",
-    "}"
+    "}",
+    `import type { ${[...new Set(Object.values(toolOutputOf))].join(", ")} } from "@anthropic-ai/claude-agent-sdk/sdk-tools"`
   ]
+  const toolOf = new Map<string, string>()
   messages.forEach((message, i) => {
     const kind = kindOf(message)
     const typeName = sdkTypeOf[kind]
@@ -65,7 +81,18 @@ export const source = (messages: ReadonlyArray<unknown>) => {
       problems.push(`m${i} (${kind}): the Claude Agent SDK defines no message of this type`)
       return
     }
+    const m = message as any
+    if (kind === "assistant" && Array.isArray(m.message?.content)) {
+      for (const b of m.message.content) if (b?.type === "tool_use") toolOf.set(b.id, b.name)
+    }
     lines.push(`/* ${kind} */ export const m${i} = ${JSON.stringify(message, null, 1)} satisfies Stamped<${typeName}>`)
+    if (kind === "user" && m.tool_use_result !== undefined && Array.isArray(m.message?.content)) {
+      const id = m.message.content.find((b: any) => b?.type === "tool_result")?.tool_use_id
+      const output = toolOutputOf[toolOf.get(id) ?? ""]
+      if (output !== undefined) {
+        lines.push(`/* ${kind} */ export const r${i} = ${JSON.stringify(m.tool_use_result, null, 1)} satisfies ${output} | string`)
+      }
+    }
   })
   return { text: lines.join("\n") + "\n", problems }
 }
@@ -104,7 +131,7 @@ export const check = (messages: ReadonlyArray<unknown>): Array<string> => {
       // The message a line belongs to: the nearest `export const m<i>` at or above it.
       let owner = "(preamble)"
       for (let l = line; l >= 0; l--) {
-        const m = /^\/\* (\S+) \*\/ export const (m\d+)/.exec(fileLines[l] ?? "")
+        const m = /^\/\* (\S+) \*\/ export const ([mr]\d+)/.exec(fileLines[l] ?? "")
         if (m !== null) {
           owner = `${m[2]} (${m[1]})`
           break

@@ -93,6 +93,67 @@ describe("ToolResultBudget", () => {
     }).pipe(Effect.provide(NodeContext.layer)))
 })
 
+describe("ToolResultBudget with limits declared per tool", () => {
+  /** Read bounds its output itself (`Infinity`); Grep declares 20,000; the others (Bash, MCP tools) declare none. */
+  const declared: Stage.StageContext = {
+    ...context,
+    resultLimit: (name) => name === "Read" ? Infinity : name === "Grep" ? 20_000 : undefined
+  }
+
+  it.effect("a 61 KB Read result is kept whole; a 61 KB Bash result is still saved to a file", () =>
+    Effect.gen(function*() {
+      const stage = yield* ToolResultBudget.make({ directory: tmp() })
+      const big = "const x = 1 // a line of a source file\n".repeat(1_550) // 61,550 characters
+      const messages = [
+        Message.user("go"),
+        ...round("r1", "Read", { file_path: "/big.ts" }, big),
+        ...round("b1", "Bash", { command: "cat /big.ts" }, big),
+        ...round("m1", "mcp__srv__dump", {}, big)
+      ]
+      const result = yield* stage.run(messages, declared)
+      assert.strictEqual(resultOf(result.messages, "r1"), big)
+      assert.strictEqual(result.messages[2], messages[2])
+      assert.isTrue((resultOf(result.messages, "b1") as string).startsWith("<persisted-output>"))
+      assert.isTrue((resultOf(result.messages, "m1") as string).startsWith("<persisted-output>"))
+      // Without the declarations (an embedder's context that names no limits) Read gets the generic budget.
+      const generic = yield* (yield* ToolResultBudget.make({ directory: tmp() })).run(messages, context)
+      assert.isTrue((resultOf(generic.messages, "r1") as string).startsWith("<persisted-output>"))
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("a tool's smaller declared limit lowers the threshold for its results only", () =>
+    Effect.gen(function*() {
+      const stage = yield* ToolResultBudget.make({ directory: tmp() })
+      const text = "match\n".repeat(5_000) // 30,000 characters
+      const messages = [Message.user("go"), ...round("g1", "Grep", { pattern: "x" }, text), ...round("b1", "Bash", {}, text)]
+      const result = yield* stage.run(messages, declared)
+      assert.isTrue((resultOf(result.messages, "g1") as string).startsWith("<persisted-output>"))
+      assert.strictEqual(resultOf(result.messages, "b1"), text)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("the per-message budget replaces only results of tools that allow it: Read's stay whole", () =>
+    Effect.gen(function*() {
+      const stage = yield* ToolResultBudget.make({ directory: tmp() })
+      const calls = [
+        { id: "r1", name: "Read", size: 95_000 },
+        { id: "r2", name: "Read", size: 90_000 },
+        { id: "b1", name: "Bash", size: 45_000 },
+        { id: "b2", name: "Bash", size: 40_000 }
+      ] // 270,000 together
+      const messages = [
+        Message.user("go"),
+        new Message.AssistantMessage({ content: calls.map((c) => TestModel.toolUse(c.name, {}, c.id)) }),
+        Message.user(calls.map((c) => new Message.ToolResultBlock({ tool_use_id: c.id, content: "y".repeat(c.size) })))
+      ]
+      const result = yield* stage.run(messages, declared)
+      const replaced = calls.map((c) => c.id).filter((id) => (resultOf(result.messages, id) as string).startsWith("<persisted-output>"))
+      assert.deepStrictEqual(replaced, ["b1", "b2"])
+      assert.strictEqual((resultOf(result.messages, "r1") as string).length, 95_000)
+      // The decisions stand on the next call: nothing is examined again, nothing changes.
+      const next = [...result.messages, new Message.AssistantMessage({ content: [Message.text("ok")] }), Message.user("more")]
+      assert.strictEqual((yield* stage.run(next, declared)).messages, next)
+    }).pipe(Effect.provide(NodeContext.layer)))
+})
+
 describe("Snip", () => {
   it("an older read of a file read again unchanged is replaced by a note; changed files and other ranges are not", () => {
     const messages = [

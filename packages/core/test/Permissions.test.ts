@@ -265,15 +265,16 @@ describe("Denials in a session", () => {
       assert.deepStrictEqual(result.permission_denials, [
         { tool_name: "Bash", tool_use_id: "toolu_rm", tool_input: { command: "git status; rm -rf build" } }
       ])
-      const toolResults = messages.filter((m): m is SdkMessage.User => m.type === "user")[0]!
-      const blocks = toolResults.message.content as Array<{ tool_use_id: string; is_error?: boolean; content: string }>
+      // One user message per result, as Claude Code sends them.
+      const blocks = messages.filter((m): m is SdkMessage.User => m.type === "user")
+        .flatMap((m) => m.message.content as Array<{ tool_use_id: string; is_error?: boolean; content: string }>)
       assert.deepStrictEqual(blocks.map((b) => [b.tool_use_id, b.is_error === true]), [["toolu_ok", false], ["toolu_rm", true]])
       assert.include(blocks[1]!.content, "Permission to use Bash was denied")
       // A system/permission_denied message announces it, just before the tool results.
       const denied = messages.filter((m): m is SdkMessage.PermissionDenied => m.type === "system" && m.subtype === "permission_denied")
       assert.deepStrictEqual(denied.map((d) => [d.tool_name, d.tool_use_id]), [["Bash", "toolu_rm"]])
       assert.strictEqual(denied[0]!.message, blocks[1]!.content.replace(/^<tool_use_error>|<\/tool_use_error>$/g, ""))
-      assert.strictEqual(messages.indexOf(denied[0]!) + 1, messages.indexOf(toolResults))
+      assert.strictEqual(messages.indexOf(denied[0]!) + 1, messages.findIndex((m) => m.type === "user"))
     }).pipe(Effect.provide(layerFor([
       TestModel.reply([
         TestModel.toolUse("Bash", { command: "git status" }, "toolu_ok"),

@@ -64,6 +64,20 @@ export const capMiddle = (text: string, max = MAX_OUTPUT_CHARS): string => {
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
+/**
+ * The structured result of a command that succeeded, in Claude Code's shape (`BashOutput`): its
+ * stdout and stderr apart (each capped as the output is). A failed command's result is its error.
+ *
+ * @category Models
+ */
+export interface Result {
+  readonly stdout: string
+  readonly stderr: string
+  readonly interrupted: boolean
+  readonly isImage: boolean
+  readonly noOutputExpected: boolean
+}
+
 /** Options of the Bash tool. @category Models */
 export interface Options {
   /** Variables the commands see, over this process's environment (default: only this process's). */
@@ -129,7 +143,14 @@ export const makeWith = (options: Options): Effect.Effect<
         if (code !== 0) {
           return yield* Tool.fail(`${code === undefined ? "Killed by a signal" : `Exit code ${code}`}${output ? `\n${output}` : ""}`)
         }
-        return output
+        const result: Result = {
+          stdout: capMiddle(stdout),
+          stderr: capMiddle(stderr),
+          interrupted: false,
+          isImage: false,
+          noOutputExpected: false
+        }
+        return Tool.structured(output, result)
       })).pipe(Effect.provide(context))
   })
 })

@@ -29,6 +29,37 @@ const count = (text: string, part: string): number => {
   return n
 }
 
+/**
+ * The structured result of an edit, in Claude Code's shape (`FileEditOutput`): the strings, the
+ * file before (`null` for a file the edit created) and the patch.
+ *
+ * @category Models
+ */
+export interface Result {
+  readonly filePath: string
+  readonly oldString: string
+  readonly newString: string
+  readonly originalFile: string | null
+  readonly structuredPatch: ReadonlyArray<FileWrites.Hunk>
+  readonly userModified: boolean
+  readonly replaceAll: boolean
+}
+
+const result = (
+  file: string,
+  input: typeof Input.Type,
+  originalFile: string | null,
+  structuredPatch: ReadonlyArray<FileWrites.Hunk>
+): Result => ({
+  filePath: file,
+  oldString: input.old_string,
+  newString: input.new_string,
+  originalFile,
+  structuredPatch,
+  userModified: false,
+  replaceAll: input.replace_all === true
+})
+
 /** The Edit tool over the platform's file system. @category Constructors */
 export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(
   function*() {
@@ -51,7 +82,7 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
               return yield* Tool.fail(`File does not exist: ${file}. To create it, use an empty old_string (or Write).`)
             }
             yield* FileWrites.writeAtomically(fs, path, file, input.new_string)
-            return `File created successfully at: ${file}`
+            return Tool.structured(`File created successfully at: ${file}`, result(file, input, null, FileWrites.patchOf("", input.new_string)))
           }
           yield* FileWrites.requireFreshRead(file, info)
           const text = yield* fs.readFileString(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
@@ -70,7 +101,10 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
             ? text.split(input.old_string).join(input.new_string)
             : text.replace(input.old_string, () => input.new_string)
           yield* FileWrites.writeAtomically(fs, path, file, updated)
-          return `The file ${file} has been updated${found > 1 ? ` (${found} replacements)` : ""}.`
+          return Tool.structured(
+            `The file ${file} has been updated${found > 1 ? ` (${found} replacements)` : ""}.`,
+            result(file, input, text, FileWrites.patchOf(text, updated))
+          )
         })
     })
   }

@@ -1,13 +1,15 @@
 /**
  * What Write and Edit share: the check that a file about to change was read in this session and has
  * not changed since (its mtime), and the atomic write (a temporary file in the same folder, then a
- * rename, parent folders created) that records the new mtime.
+ * rename, parent folders created) that records the new mtime, and the patch of a change as their
+ * structured results give it.
  *
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { FileState, type SessionState, Tool } from "@keel/core"
+import { structuredPatch } from "diff"
 import * as Effect from "effect/Effect"
 
 const mtimeOf = (info: FileSystem.File.Info) => (info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
@@ -66,3 +68,23 @@ export const writeAtomically = (
     const info = yield* fs.stat(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot access ${file}: ${e.message}`)))
     yield* FileState.record(file, mtimeOf(info))
   })
+
+/** One hunk of a change, as Claude Code's Edit and Write results give it (`structuredPatch`). @category Models */
+export interface Hunk {
+  readonly oldStart: number
+  readonly oldLines: number
+  readonly newStart: number
+  readonly newLines: number
+  /** The hunk's lines, each prefixed by ` ` (context), `-` (removed) or `+` (added). */
+  readonly lines: ReadonlyArray<string>
+}
+
+/** The hunks turning `before` into `after`, with three lines of context. @category Diffing */
+export const patchOf = (before: string, after: string): ReadonlyArray<Hunk> =>
+  structuredPatch("a", "b", before, after, undefined, undefined, { context: 3 }).hunks.map((h) => ({
+    oldStart: h.oldStart,
+    oldLines: h.oldLines,
+    newStart: h.newStart,
+    newLines: h.newLines,
+    lines: h.lines.filter((l) => !l.startsWith("\\"))
+  }))

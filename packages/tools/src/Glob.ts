@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Tool } from "@keel/core"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
@@ -22,6 +23,19 @@ export const Input = Schema.Struct({
   })
 })
 
+/**
+ * The structured result of a search, in Claude Code's shape (`GlobOutput`): the paths returned,
+ * how many, whether more matched, and how long it took.
+ *
+ * @category Models
+ */
+export interface Result {
+  readonly durationMs: number
+  readonly numFiles: number
+  readonly filenames: ReadonlyArray<string>
+  readonly truncated: boolean
+}
+
 /** The Glob tool. @category Constructors */
 export const tool: Tool.Tool<typeof Input.Type> = Tool.make({
   name: "Glob",
@@ -29,11 +43,24 @@ export const tool: Tool.Tool<typeof Input.Type> = Tool.make({
   input: Input,
   isReadOnly: true,
   call: (input, context) =>
-    Effect.map(Workspace.find(path.resolve(context.cwd, input.path ?? "."), input.pattern), (found) => {
-      if (found.length === 0) return "No files found"
-      const shown = found.slice(0, MAX_RESULTS).map((f) => f.path).join("\n")
-      return found.length > MAX_RESULTS
-        ? `${shown}\n(Results are truncated: ${found.length} files matched. Use a more specific path or pattern.)`
-        : shown
+    Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
+      const found = yield* Workspace.find(path.resolve(context.cwd, input.path ?? "."), input.pattern)
+      const filenames = found.slice(0, MAX_RESULTS).map((f) => f.path)
+      const result: Result = {
+        durationMs: (yield* Clock.currentTimeMillis) - started,
+        numFiles: filenames.length,
+        filenames,
+        truncated: found.length > MAX_RESULTS
+      }
+      const shown = filenames.join("\n")
+      return Tool.structured(
+        found.length === 0
+          ? "No files found"
+          : result.truncated
+          ? `${shown}\n(Results are truncated: ${found.length} files matched. Use a more specific path or pattern.)`
+          : shown,
+        result
+      )
     })
 })

@@ -37,6 +37,9 @@ export const Input = GrepQuery.Input
 /** @category Schemas */
 export type Input = GrepQuery.Input
 
+/** The structured result of a search (Claude Code's `GrepOutput`). @category Models */
+export type Result = GrepOutput.Result
+
 /** The environment variable that, set to `1` or `true`, makes Grep use its built-in search even when ripgrep is installed. @category Constants */
 export const USE_BUILTIN_ENV = "KEEL_USE_BUILTIN_GREP"
 
@@ -59,7 +62,8 @@ const define = (search: Search): Tool.Tool<Input> =>
     input: Input,
     isReadOnly: true,
     call: (input, context) =>
-      Effect.flatMap(GrepQuery.make(input, context.cwd), (query) => Effect.map(search(query), (files) => GrepOutput.render(query, files)))
+      Effect.flatMap(GrepQuery.make(input, context.cwd), (query) =>
+        Effect.map(search(query), (files) => Tool.structured(GrepOutput.render(query, files), GrepOutput.result(query, files))))
   })
 
 /** The Grep tool on the built-in search alone (no process is started). @category Constructors */

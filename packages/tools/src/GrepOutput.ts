@@ -50,16 +50,15 @@ const contentLines = (shown: string, lines: ReadonlyArray<Line>, query: Query): 
   return out
 }
 
-/**
- * The text for the model: every file's lines in the query's mode, then the page `offset` and
- * `head_limit` select, with a note when more remain.
- *
- * @category Rendering
- */
-export const render = (query: Query, files: ReadonlyArray<FileMatches>): string => {
+/** Every file's lines in the query's mode, files newest first, and the page `offset` and `head_limit` select. */
+const paged = (query: Query, files: ReadonlyArray<FileMatches>) => {
   const out: Array<string> = []
+  const names: Array<string> = []
+  let matches = 0
   for (const file of [...files].sort(byRecency)) {
     const shown = path.relative(query.cwd, file.path) || file.path
+    names.push(shown)
+    matches += file.count
     if (query.mode === "content") out.push(...contentLines(shown, file.lines, query))
     else if (query.mode === "count") out.push(`${shown}:${file.count}`)
     else out.push(shown)
@@ -67,7 +66,50 @@ export const render = (query: Query, files: ReadonlyArray<FileMatches>): string 
   const offset = query.input.offset ?? 0
   const limit = query.input.head_limit ?? DEFAULT_HEAD_LIMIT
   const page = out.slice(offset, limit === 0 ? undefined : offset + limit)
+  return { names, matches, page, offset, limit, more: out.length - offset - page.length }
+}
+
+/**
+ * The text for the model: every file's lines in the query's mode, then the page `offset` and
+ * `head_limit` select, with a note when more remain.
+ *
+ * @category Rendering
+ */
+export const render = (query: Query, files: ReadonlyArray<FileMatches>): string => {
+  const { more, offset, page } = paged(query, files)
   if (page.length === 0) return query.mode === "content" ? "No matches found" : "No files found"
-  const more = out.length - offset - page.length
   return more > 0 ? `${page.join("\n")}\n(${more} more results: use offset ${offset + page.length} to see them.)` : page.join("\n")
+}
+
+/**
+ * The structured result of a search, in Claude Code's shape (`GrepOutput`): the mode, the files
+ * (the page of paths for `files_with_matches`, every matching file otherwise), the page's text in
+ * `content` and `count` modes with its line or match count, and the paging applied.
+ *
+ * @category Models
+ */
+export interface Result {
+  readonly mode: Query["mode"]
+  readonly numFiles: number
+  readonly filenames: ReadonlyArray<string>
+  readonly content?: string
+  readonly numLines?: number
+  readonly numMatches?: number
+  readonly appliedLimit?: number
+  readonly appliedOffset?: number
+}
+
+/** The structured result of a search (see {@link Result}). @category Rendering */
+export const result = (query: Query, files: ReadonlyArray<FileMatches>): Result => {
+  const { matches, more, names, offset, limit, page } = paged(query, files)
+  const filenames = query.mode === "files_with_matches" ? page : names
+  return {
+    mode: query.mode,
+    numFiles: filenames.length,
+    filenames,
+    ...(query.mode === "content" ? { content: page.join("\n"), numLines: page.length } : {}),
+    ...(query.mode === "count" ? { content: page.join("\n"), numMatches: matches } : {}),
+    ...(more > 0 ? { appliedLimit: limit } : {}),
+    ...(offset > 0 ? { appliedOffset: offset } : {})
+  }
 }

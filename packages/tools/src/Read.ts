@@ -11,10 +11,12 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { FileState, Message, type SessionState, Tool } from "@keel/core"
+import { FileState, Message, type SessionState, TokenEstimate, Tool } from "@keel/core"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as FileLines from "./FileLines.js"
 import * as MediaType from "./MediaType.js"
 import * as Texts from "./text/Texts.generated.js"
 
@@ -22,10 +24,15 @@ import * as Texts from "./text/Texts.generated.js"
 export const DEFAULT_LIMIT = 2000
 /** Longest line returned; longer lines are cut. @category Constants */
 export const MAX_LINE_LENGTH = 2000
-/** Most characters one Read returns (about 25,000 tokens); past that, ask for a range. @category Constants */
-export const MAX_OUTPUT_CHARS = 100_000
-/** Most tokens one Read returns, as its description states (today enforced as {@link MAX_OUTPUT_CHARS}). @category Constants */
-export const MAX_OUTPUT_TOKENS = 25_000
+/**
+ * Most tokens (estimated as `TokenEstimate` does, a token per four characters) one Read returns by
+ * default, as Claude Code; past that the call fails with the range to read instead.
+ *
+ * @category Constants
+ */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 25_000
+/** Largest text file read without `offset` or `limit` (256 KB, as Claude Code); a larger one needs a range. @category Constants */
+export const MAX_BYTES_WITHOUT_RANGE = 262_144
 /**
  * Largest image returned, in bytes (3.75 MB): base64 makes it a third larger, and the API takes at
  * most 5 MB per image.
@@ -59,15 +66,17 @@ export const Input = Schema.Struct({
 
 const megabytes = (bytes: number): string => `${(bytes / 1_048_576).toFixed(2).replace(/\.?0+$/, "")} MB`
 
-const description = Texts.Read({
-  DEFAULT_LIMIT,
-  MAX_LINE_LENGTH,
-  MAX_OUTPUT_TOKENS,
-  MAX_IMAGE_SIZE: megabytes(MAX_IMAGE_BYTES),
-  MAX_IMAGE_SIDE,
-  MAX_PDF_SIZE: megabytes(MAX_PDF_BYTES),
-  MAX_PDF_PAGES
-})
+const descriptionFor = (maxTokens: number): string =>
+  Texts.Read({
+    DEFAULT_LIMIT,
+    MAX_LINE_LENGTH,
+    MAX_OUTPUT_TOKENS: maxTokens,
+    MAX_SIZE_WITHOUT_RANGE: `${MAX_BYTES_WITHOUT_RANGE / 1024} KB`,
+    MAX_IMAGE_SIZE: megabytes(MAX_IMAGE_BYTES),
+    MAX_IMAGE_SIDE,
+    MAX_PDF_SIZE: megabytes(MAX_PDF_BYTES),
+    MAX_PDF_PAGES
+  })
 
 /** Whether these bytes look binary: a NUL byte in the first 8 KB. @category Utils */
 export const isBinary = (bytes: Uint8Array): boolean => {
@@ -76,15 +85,104 @@ export const isBinary = (bytes: Uint8Array): boolean => {
   return false
 }
 
-/** Formats lines `cat -n` style, numbering from `first`. @category Utils */
-export const numberLines = (lines: ReadonlyArray<string>, first: number): string => {
+/** One line `cat -n` style: its number, a tab, the line (cut at {@link MAX_LINE_LENGTH}, or marked cut already). */
+const numberLine = (line: string, n: number, cut: boolean): string => {
+  const text = cut || line.length > MAX_LINE_LENGTH ? line.slice(0, MAX_LINE_LENGTH) + "… [line truncated]" : line
+  return `${String(n).padStart(6, " ")}\t${text}`
+}
+
+/** Formats lines `cat -n` style, numbering from `first` (`cut`: indexes of lines cut short already). @category Utils */
+export const numberLines = (lines: ReadonlyArray<string>, first: number, cut: ReadonlySet<number> = new Set()): string => {
   const out: Array<string> = []
-  for (let i = 0; i < lines.length; i++) {
-    let line = lines[i]!
-    if (line.length > MAX_LINE_LENGTH) line = line.slice(0, MAX_LINE_LENGTH) + "… [line truncated]"
-    out.push(`${String(first + i).padStart(6, " ")}\t${line}`)
-  }
+  for (let i = 0; i < lines.length; i++) out.push(numberLine(lines[i]!, first + i, cut.has(i)))
   return out.join("\n")
+}
+
+/** Estimated tokens of text, as `TokenEstimate` counts them. */
+const tokensOf = (chars: number): number => Math.ceil(chars / TokenEstimate.CHARS_PER_TOKEN)
+
+/** A round number of lines at most `n` (a multiple of 100 from 200, of 10 from 20), at least 1. */
+const roundDown = (n: number): number =>
+  n >= 200 ? Math.floor(n / 100) * 100 : n >= 20 ? Math.floor(n / 10) * 10 : Math.max(1, Math.floor(n))
+
+/**
+ * The refusal of a text file too large to read without a range: its size in bytes, lines and
+ * estimated tokens, the cap, and a first range that fits (from the file's average line length).
+ */
+const tooLargeWhole = (file: string, bytes: number, lines: number, maxTokens: number): string => {
+  const perLine = bytes / Math.max(1, lines) + 8 // the number and tab of each line
+  const fits = Math.min(DEFAULT_LIMIT, lines, roundDown((maxTokens * TokenEstimate.CHARS_PER_TOKEN * 0.9) / perLine))
+  return `${file} is too large to read at once: ${bytes} bytes, ${lines} lines, about ${tokensOf(bytes)} tokens; ` +
+    `Read reads at most ${MAX_BYTES_WITHOUT_RANGE} bytes without a range and returns at most ${maxTokens} tokens. ` +
+    `Read it in parts with offset and limit: read lines 1-${fits} first (offset 1, limit ${fits}), then continue from ` +
+    `offset ${fits + 1}. To find something in it, search it with Grep instead.`
+}
+
+/**
+ * The refusal of a range whose numbered text is over the token cap: its size, the file's, the cap,
+ * and the longest range from the same offset that fits (counted on the lines themselves).
+ */
+const tooLargeRange = (
+  file: string,
+  shown: FileLines.Lines,
+  offset: number,
+  chars: number,
+  maxTokens: number
+): string => {
+  const budget = maxTokens * TokenEstimate.CHARS_PER_TOKEN
+  let used = 0
+  let fits = 0
+  for (let i = 0; i < shown.lines.length; i++) {
+    used += numberLine(shown.lines[i]!, offset + i, shown.cut.has(i)).length + 1
+    if (used > budget) break
+    fits++
+  }
+  const last = offset + shown.lines.length - 1
+  const advice = fits === 0
+    ? "Not even one line fits; raise the cap (KEEL_FILE_READ_MAX_OUTPUT_TOKENS) or inspect the file with Bash."
+    : `Read lines ${offset}-${offset + fits - 1} first (offset ${offset}, limit ${fits}), then continue from offset ${offset + fits}.`
+  return `Lines ${offset}-${last} of ${file} are about ${tokensOf(chars)} tokens, more than the ${maxTokens} tokens one Read ` +
+    `returns (the file has ${shown.total} lines). ${advice} To find something in it, search it with Grep instead.`
+}
+
+/**
+ * The structured result of a text read, in Claude Code's shape (`FileReadOutput` of type `text`):
+ * the path, the lines read (cut lines as returned), where they start, how many, and the file's count.
+ *
+ * @category Models
+ */
+export interface TextResult {
+  readonly type: "text"
+  readonly file: {
+    readonly filePath: string
+    readonly content: string
+    readonly numLines: number
+    readonly startLine: number
+    readonly totalLines: number
+  }
+}
+
+const textResult = (file: string, shown: FileLines.Lines, offset: number): TextResult => ({
+  type: "text",
+  file: { filePath: file, content: shown.lines.join("\n"), numLines: shown.lines.length, startLine: offset, totalLines: shown.total }
+})
+
+/**
+ * `KEEL_FILE_READ_MAX_OUTPUT_TOKENS`, else Claude Code's `CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS`:
+ * the most tokens one Read returns (default {@link DEFAULT_MAX_OUTPUT_TOKENS}).
+ *
+ * @category Configuration
+ */
+export const maxOutputTokensConfig: Config.Config<number> = Config.integer("KEEL_FILE_READ_MAX_OUTPUT_TOKENS").pipe(
+  Config.orElse(() => Config.integer("CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS")),
+  Config.validate({ message: "must be a positive whole number", validation: (n) => n >= 1 }),
+  Config.withDefault(DEFAULT_MAX_OUTPUT_TOKENS)
+)
+
+/** Options of {@link makeWith}. @category Models */
+export interface Options {
+  /** The most tokens one Read returns (default {@link DEFAULT_MAX_OUTPUT_TOKENS}). */
+  readonly maxOutputTokens?: number | undefined
 }
 
 /** Base64 of bytes, without copying them (Node's encoder: Effect's pure one takes seconds on megabytes). */
@@ -140,16 +238,26 @@ const pdfOutput = (file: string, bytes: Uint8Array): Effect.Effect<Tool.ToolOutp
   ])
 }
 
-/** The Read tool over the platform's file system. @category Constructors */
-export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(
-  function*() {
+/**
+ * The Read tool over the platform's file system, with these options. It bounds its output itself
+ * (lines, line length, tokens), so the tool result budget never replaces its results
+ * (`maxResultChars: Infinity`).
+ *
+ * @category Constructors
+ */
+export const makeWith = (
+  options: Options = {}
+): Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> =>
+  Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
+    const maxTokens = options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
     return Tool.make({
       name: "Read",
-      description,
+      description: descriptionFor(maxTokens),
       input: Input,
       isReadOnly: true,
+      maxResultChars: Infinity,
       call: (input, context) =>
         Effect.gen(function*() {
           const file = path.resolve(context.cwd, input.file_path)
@@ -180,34 +288,47 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
                 "Inspect it with a shell command (for example `file` or `xxd | head`) instead."
             )
           }
-          const bytes = yield* fs.readFile(file).pipe(Effect.catchAll(cannotRead))
-          if (kind !== undefined) yield* checkSize(file, kind, bytes.length)
-          if (kind?._tag === "Image") return yield* imageOutput(file, bytes, kind)
-          if (kind?._tag === "Pdf") return yield* pdfOutput(file, bytes)
-          if (bytes.length === 0) return `(${file} exists but is empty)`
-          const text = new TextDecoder("utf-8").decode(bytes)
-          const lines = text.split(/\r?\n/)
-          if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop()
+          if (kind !== undefined) {
+            const bytes = yield* fs.readFile(file).pipe(Effect.catchAll(cannotRead))
+            yield* checkSize(file, kind, bytes.length)
+            return yield* kind._tag === "Image" ? imageOutput(file, bytes, kind) : pdfOutput(file, bytes)
+          }
+          const ranged = input.offset !== undefined || input.limit !== undefined
           const offset = input.offset ?? 1
-          if (offset > lines.length) {
-            return yield* Tool.fail(
-              `${file} has ${lines.length} lines; offset ${offset} is past the end. Use an offset from 1 to ${lines.length}.`
-            )
-          }
           const limit = input.limit ?? DEFAULT_LIMIT
-          const shown = lines.slice(offset - 1, offset - 1 + limit)
-          const body = numberLines(shown, offset)
-          if (body.length > MAX_OUTPUT_CHARS) {
+          const shown = yield* FileLines.read(fs, file, {
+            // A file too large to read whole is only counted, for the refusal.
+            first: offset,
+            count: !ranged && size > MAX_BYTES_WITHOUT_RANGE ? 0 : limit,
+            maxLineBytes: MAX_LINE_LENGTH * 4
+          }).pipe(Effect.catchAll(cannotRead))
+          if (!ranged && size > MAX_BYTES_WITHOUT_RANGE) return yield* Tool.fail(tooLargeWhole(file, size, shown.total, maxTokens))
+          if (shown.total === 0) return Tool.structured(`(${file} exists but is empty)`, textResult(file, shown, 1))
+          if (offset > shown.total) {
             return yield* Tool.fail(
-              `The selected part of ${file} is ${body.length} characters, more than the ${MAX_OUTPUT_CHARS} one Read returns. ` +
-                "Read a smaller range with offset and limit."
+              `${file} has ${shown.total} lines; offset ${offset} is past the end. Use an offset from 1 to ${shown.total}.`
             )
           }
-          const last = offset + shown.length - 1
-          return last < lines.length || offset > 1
-            ? `${body}\n\n(Lines ${offset}-${last} of ${lines.length}. Use offset and limit to read other parts.)`
-            : body
+          const body = numberLines(shown.lines, offset, shown.cut)
+          if (tokensOf(body.length) > maxTokens) return yield* Tool.fail(tooLargeRange(file, shown, offset, body.length, maxTokens))
+          const last = offset + shown.lines.length - 1
+          return Tool.structured(
+            last < shown.total || offset > 1
+              ? `${body}\n\n(Lines ${offset}-${last} of ${shown.total}. Use offset and limit to read other parts.)`
+              : body,
+            textResult(file, shown, offset)
+          )
         })
     })
-  }
-)
+  })
+
+/** The Read tool, its token cap from {@link maxOutputTokensConfig} (an invalid value is logged and the default used). @category Constructors */
+export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> =
+  Effect.flatMap(
+    maxOutputTokensConfig.pipe(
+      Effect.catchAll((e) =>
+        Effect.as(Effect.logWarning(`Ignoring the Read token cap setting: ${e}`), DEFAULT_MAX_OUTPUT_TOKENS)
+      )
+    ),
+    (maxOutputTokens) => makeWith({ maxOutputTokens })
+  )

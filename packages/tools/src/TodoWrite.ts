@@ -58,7 +58,8 @@ export const tool: Tool.Tool<typeof Input.Type, SessionState.SessionState> = Too
       const state = yield* SessionState.SessionState
       const wrong = problem(input.todos)
       if (wrong !== undefined) return yield* Tool.fail(wrong)
-      yield* Ref.set(state.todos, input.todos)
-      return SUCCESS
+      const oldTodos = yield* Ref.getAndSet(state.todos, input.todos)
+      // Claude Code's structured result (`TodoWriteOutput`): the list before and after.
+      return Tool.structured(SUCCESS, { oldTodos, newTodos: input.todos })
     })
 })

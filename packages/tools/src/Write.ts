@@ -20,6 +20,21 @@ export const Input = Schema.Struct({
 
 const description = Texts.Write
 
+/**
+ * The structured result of a write, in Claude Code's shape (`FileWriteOutput`): created or
+ * updated, the content, the file before (`null` when created) and the patch (none when created).
+ *
+ * @category Models
+ */
+export interface Result {
+  readonly type: "create" | "update"
+  readonly filePath: string
+  readonly content: string
+  readonly structuredPatch: ReadonlyArray<FileWrites.Hunk>
+  readonly originalFile: string | null
+  readonly userModified: boolean
+}
+
 /** The Write tool over the platform's file system. @category Constructors */
 export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> = Effect.gen(
   function*() {
@@ -35,8 +50,22 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
           const file = path.resolve(context.cwd, input.file_path)
           const info = yield* FileWrites.statIfExists(fs, file)
           if (info !== undefined) yield* FileWrites.requireFreshRead(file, info)
+          const before = info === undefined
+            ? null
+            : yield* fs.readFileString(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
           yield* FileWrites.writeAtomically(fs, path, file, input.content)
-          return info === undefined ? `File created successfully at: ${file}` : `The file ${file} has been updated.`
+          const result: Result = {
+            type: before === null ? "create" : "update",
+            filePath: file,
+            content: input.content,
+            structuredPatch: before === null ? [] : FileWrites.patchOf(before, input.content),
+            originalFile: before,
+            userModified: false
+          }
+          return Tool.structured(
+            before === null ? `File created successfully at: ${file}` : `The file ${file} has been updated.`,
+            result
+          )
         })
     })
   }

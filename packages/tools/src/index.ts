@@ -8,6 +8,8 @@
 export * as BuiltinTools from "./BuiltinTools.js"
 /** The Read tool. */
 export * as Read from "./Read.js"
+/** A range of a text file's lines, read as a stream (what Read reads text with). */
+export * as FileLines from "./FileLines.js"
 /** The Write tool. */
 export * as Write from "./Write.js"
 /** The Edit tool. */

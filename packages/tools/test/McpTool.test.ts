@@ -10,7 +10,7 @@ import { McpResult, McpServers, McpTool } from "@keel/tools"
 import { Effect, Fiber, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { eventually, everything, filesystem, stdio, tempDir, testServer, toolOf } from "./support/Mcp.js"
+import { eventually, everything, filesystem, stdio, tempDir, structuredToolOf, testServer, toolOf } from "./support/Mcp.js"
 import { callServices } from "./support/Calls.js"
 
 const context = (cwd: string) => ({ toolUseId: "toolu_1", cwd })
@@ -71,6 +71,14 @@ describe("McpTool", () => {
       const service = yield* McpServers.make([stdio("t", testServer)], { cwd: dir })
       assert.strictEqual((yield* toolOf(service, "mcp__t__fail").call({}, context(dir)).pipe(Effect.flip)).message, "the widget is broken")
       assert.strictEqual(yield* toolOf(service, "mcp__t__structured").call({}, context(dir)), "{\"answer\":42}")
+      // The structured results, as Claude Code gives them for MCP tools.
+      assert.deepStrictEqual(Tool.structuredOf(yield* structuredToolOf(service, "mcp__t__structured").call({}, context(dir))), {
+        content: "{\"answer\":42}",
+        structuredContent: { answer: 42 }
+      })
+      assert.deepStrictEqual(Tool.structuredOf(yield* structuredToolOf(service, "mcp__t__echo").call({ text: "hi" }, context(dir))), [
+        { type: "text", text: "hi" }
+      ])
       assert.strictEqual(yield* toolOf(service, "mcp__t__weird_name_v2").call({}, context(dir)), "weird ok")
       assert.isFalse(toolOf(service, "mcp__t__write").isReadOnly({}), "no readOnlyHint: asks for permission")
     }).pipe(Effect.scoped, Effect.provide(callServices())))

@@ -29,10 +29,11 @@ const read = (input: { file_path: string; offset?: number; limit?: number }) =>
   )
 
 /** The content blocks of a call expected to succeed with blocks. */
-const blocks = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): ReadonlyArray<any> => {
+const blocks = (e: Either.Either<Tool.CallResult, Tool.ToolError>): ReadonlyArray<any> => {
   if (Either.isLeft(e)) assert.fail(`expected output, got error: ${e.left.message}`)
-  if (typeof e.right === "string") assert.fail(`expected content blocks, got text: ${e.right.slice(0, 200)}`)
-  return e.right as ReadonlyArray<any>
+  const output = Tool.outputOf(e.right)
+  if (typeof output === "string") assert.fail(`expected content blocks, got text: ${output.slice(0, 200)}`)
+  return output as ReadonlyArray<any>
 }
 
 /** Real 3×2 images, as image libraries write them (Pillow): PNG, baseline JPEG, GIF, and WebP in its three layouts. */

@@ -9,7 +9,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import type { Tool } from "@keel/core"
+import { Tool } from "@keel/core"
 import { BuiltinSearch, Grep, GrepOutput, GrepQuery, Ripgrep } from "@keel/tools"
 import { ConfigProvider, Effect, Either } from "effect"
 import { spawnSync } from "node:child_process"
@@ -97,8 +97,8 @@ const grep = (input: Input, cwd: string, options: Ripgrep.Options = {}) =>
   platform(Effect.flatMap(Grep.makeWith(options), (tool) => Effect.either(tool.call(input, { toolUseId: "t", cwd }))))
 
 /** Text of an outcome, success or failure, for comparing two searches. */
-const show = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>) =>
-  Either.isRight(e) ? `ok:\n${String(e.right)}` : `error:\n${e.left.message}`
+const show = (e: Either.Either<Tool.CallResult, Tool.ToolError>) =>
+  Either.isRight(e) ? `ok:\n${String(Tool.outputOf(e.right))}` : `error:\n${e.left.message}`
 
 /** One row of the table: an input, and optionally the exact text both searches must print. */
 interface Case {

@@ -98,11 +98,11 @@ const callTask = (input: TaskInput, tool: typeof Task.tool = Task.tool) =>
     return { outcome, emitted }
   })
 
-const answer = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
+const answer = (e: Either.Either<Tool.CallResult, Tool.ToolError>): string => {
   if (Either.isLeft(e)) assert.fail(`expected an answer, got error: ${e.left.message}`)
-  return e.right as string
+  return Tool.outputOf(e.right) as string
 }
-const failure = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
+const failure = (e: Either.Either<Tool.CallResult, Tool.ToolError>): string => {
   if (Either.isRight(e)) assert.fail(`expected an error, got: ${String(e.right)}`)
   return e.left.message
 }

@@ -42,7 +42,7 @@ describe("built-in tool definitions", () => {
       const n = (value: number) => value.toLocaleString("en-US")
       assert.include(text.get("Read"), `the first ${n(Read.DEFAULT_LIMIT)} lines`)
       assert.include(text.get("Read"), `longer than ${n(Read.MAX_LINE_LENGTH)} characters`)
-      assert.include(text.get("Read"), `at most about ${n(Read.MAX_OUTPUT_TOKENS)} tokens`)
+      assert.include(text.get("Read"), `at most about ${n(Read.DEFAULT_MAX_OUTPUT_TOKENS)} tokens`)
       assert.include(text.get("Read"), `${n(Read.MAX_PDF_PAGES)} pages`)
       assert.include(text.get("Bash"), `${n(Bash.DEFAULT_TIMEOUT_MS)} ms`)
       assert.include(text.get("Bash"), `${n(Bash.MAX_TIMEOUT_MS)} ms`)

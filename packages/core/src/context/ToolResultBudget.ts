@@ -1,7 +1,11 @@
 /**
- * The tool result budget stage: a tool result over 50,000 characters is saved to a file in the
- * session's folder and replaced by a preview (~2 KB) and the file's path; the results of one message
- * are capped at 200,000 characters together (the largest are replaced first). Decisions are stable
+ * The tool result budget stage: a tool result over 50,000 characters (or over the smaller limit its
+ * tool declares, `Tool.maxResultChars`) is saved to a file in the session's folder and replaced by a
+ * preview (~2 KB) and the file's path; the results of one message are capped at 200,000 characters
+ * together (the largest are replaced first). A tool that bounds its output itself (Read, declaring
+ * `Infinity`) is exempt from both: its results are never replaced. Each result's tool is found from
+ * the `tool_use` blocks of the assistant message before it, as the stage context's `resultLimit`
+ * names each tool's limit; tools that declare none (MCP tools) get the generic threshold. Decisions are stable
  * per `tool_use_id`: a result once replaced stays replaced with the same text, and a result once
  * kept stays kept, so the prompt cache stays valid. Only messages not yet examined are looked at (the
  * pipeline's output becomes the history, so earlier ones carry their decisions already), so the stage
@@ -13,7 +17,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
-import { type Message, TextBlock, ToolResultBlock, UserMessage } from "../message/Message.js"
+import { AssistantMessage, type Message, TextBlock, ToolResultBlock, UserMessage } from "../message/Message.js"
 import { id as stageId, type Stage } from "../turn/Stage.js"
 
 /** This stage's identity, for editing a pipeline (`Pipeline.without(ToolResultBudget.id)`). @category Constants */
@@ -45,6 +49,26 @@ export const replacement = (path: string, text: string, previewChars: number): s
   `<persisted-output>\nOutput too large (${text.length} characters). Full output saved to: ${path}\n` +
   `Read that file (with offset and limit) for the rest.\n\nPreview (first ${previewChars} characters):\n` +
   `${text.slice(0, previewChars)}\n</persisted-output>`
+
+/**
+ * The threshold for each result of the user message at `index`, by tool_use_id: the tool's declared
+ * limit capped by `max` (`Infinity` for an exempt tool), found through the assistant message before it.
+ */
+const thresholds = (
+  messages: ReadonlyArray<Message>,
+  index: number,
+  max: number,
+  resultLimit: ((toolName: string) => number | undefined) | undefined
+): ReadonlyMap<string, number> => {
+  const out = new Map<string, number>()
+  const before = messages[index - 1]
+  if (resultLimit === undefined || !(before instanceof AssistantMessage)) return out
+  for (const use of before.toolUses) {
+    const declared = resultLimit(use.name)
+    if (declared !== undefined) out.set(use.id, declared === Infinity ? Infinity : Math.min(declared, max))
+  }
+  return out
+}
 
 /** What the stage remembers of one session; owned by the stage and updated in place (one fiber runs a session's pipeline at a time). */
 interface SessionState {
@@ -105,20 +129,23 @@ export const make = (options: Options): Effect.Effect<Stage, never, FileSystem.F
               const text = textOf(r)
               if (text !== undefined) texts.set(r.tool_use_id, text)
             }
+            const limits = thresholds(messages, i, maxResult, context.resultLimit)
+            const limitOf = (id: string) => limits.get(id) ?? maxResult
             const newText = new Map<string, string>()
             let total = 0
             for (const [id, text] of texts) {
               const decided = decisions.get(id)
               if (typeof decided === "string") newText.set(id, decided)
-              else if (decided === undefined && text.length > maxResult) {
+              else if (decided === undefined && text.length > limitOf(id)) {
                 newText.set(id, yield* save(context.sessionId, id, text))
                 replaced++
               }
               total += newText.get(id)?.length ?? text.length
             }
             if (total > maxMessage) {
-              // The largest undecided results go first, until the message fits.
-              const candidates = [...texts].filter(([id]) => !newText.has(id) && decisions.get(id) === undefined)
+              // The largest undecided results go first, until the message fits; exempt tools' stay whole.
+              const candidates = [...texts]
+                .filter(([id]) => !newText.has(id) && decisions.get(id) === undefined && limitOf(id) !== Infinity)
                 .sort((a, b) => b[1].length - a[1].length)
               for (const [id, text] of candidates) {
                 if (total <= maxMessage) break

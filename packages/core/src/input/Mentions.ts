@@ -58,6 +58,7 @@ export const toolReader = (tool: Tool.Any | undefined, cwd: string, uuid: () => 
     decode(input).pipe(
       Effect.mapError((e) => new Tool.ToolError({ message: ParseResult.TreeFormatter.formatErrorSync(e) })),
       Effect.flatMap((decoded) => tool.call(decoded, { toolUseId: `mention_${uuid()}`, cwd })),
+      Effect.map(Tool.outputOf),
       Effect.catchAllDefect((defect) =>
         Tool.fail(`${tool.name} crashed: ${Cause.pretty(Cause.die(defect)).split("\n")[0]}`)
       )

@@ -80,7 +80,12 @@ export class ToolResultBlock extends Schema.Class<ToolResultBlock>("ToolResultBl
   tool_use_id: Schema.String,
   content: Schema.optional(Schema.Union(Schema.String, Schema.Array(ToolResultContent))),
   is_error: Schema.optional(Schema.Boolean),
-  cache_control: cacheControl
+  cache_control: cacheControl,
+  /**
+   * The call's structured result (`Tool.Structured`; for a failure, its message as Claude Code
+   * gives it: `Error: ...`), for the transcript and hosts (`tool_use_result`). Never sent to the API.
+   */
+  toolUseResult: Schema.optional(Schema.Unknown)
 }) {}
 
 /** Extended thinking; the signature must be sent back unchanged. @category Content */
@@ -216,6 +221,16 @@ const encodeBlocks = Schema.encodeSync(Schema.Array(ContentBlock))
 const decodeMessage = Schema.decodeUnknownSync(Message)
 const paramCache = new WeakMap<Message, MessageParam>()
 
+/** Encoded blocks without what is for hosts only (a tool_result's `toolUseResult`). */
+const withoutHostFields = (blocks: ReadonlyArray<Record<string, unknown>>): ReadonlyArray<Record<string, unknown>> =>
+  blocks.some((b) => "toolUseResult" in b)
+    ? blocks.map((b) => {
+      if (!("toolUseResult" in b)) return b
+      const { toolUseResult: _, ...rest } = b
+      return rest
+    })
+    : blocks
+
 /**
  * The API's `MessageParam` for a message. Messages are immutable, so the encoding is computed once
  * per message and reused by every later request.
@@ -227,7 +242,7 @@ export const toParam = (message: Message): MessageParam => {
   if (cached !== undefined) return cached
   const param = {
     role: message.role,
-    content: typeof message.content === "string" ? message.content : encodeBlocks(message.content)
+    content: typeof message.content === "string" ? message.content : withoutHostFields(encodeBlocks(message.content))
   } as MessageParam
   paramCache.set(message, param)
   return param

@@ -98,6 +98,7 @@ const manualContext = (engine: Engine, current: Current) =>
       system: prompt.system,
       cwd: engine.options.cwd,
       tools: engine.registry.definitions,
+      resultLimit: (name: string) => engine.registry.get(name)?.maxResultChars,
       request,
       transcriptPath: transcriptPathOf(engine, current)
     } satisfies StageContext

@@ -67,6 +67,8 @@ export interface User {
   readonly message: MessageParam
   readonly parent_tool_use_id: string | null
   readonly isSynthetic?: boolean
+  /** For a message carrying one tool result: the call's structured result (`ToolResultBlock.toolUseResult`). */
+  readonly tool_use_result?: unknown
   readonly uuid: string
   readonly session_id: string
 }

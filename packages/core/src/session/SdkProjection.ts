@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { type AssistantMessage, toParam, type UserMessage } from "../message/Message.js"
+import { type AssistantMessage, type ToolResultBlock, toParam, UserMessage } from "../message/Message.js"
 import { category, describe, statusOf } from "../model/ModelError.js"
 import type { ModelNotice } from "../model/ModelNotice.js"
 import type { ToolEvent } from "../tool/ToolEvent.js"
@@ -224,6 +224,22 @@ export const permissionDenied = (
   return out
 }
 
+/**
+ * The `user` messages of tool results, one per result as Claude Code sends them, each with its
+ * call's structured result as `tool_use_result` (when the call gave one). A message with several
+ * results and other blocks besides (a memory note) goes whole, without `tool_use_result`.
+ *
+ * @category Conversions
+ */
+export const toolResults = (message: UserMessage, stamp: Stamp): Array<SdkMessage.User> => {
+  const results = message.toolResults
+  const withResult = (projected: SdkMessage.User, block: ToolResultBlock): SdkMessage.User =>
+    block.toolUseResult === undefined ? projected : { ...projected, tool_use_result: block.toolUseResult }
+  if (results.length === 1) return [withResult(user(message, stamp), results[0]!)]
+  if (results.length === 0 || results.length !== message.content.length) return [user(message, stamp)]
+  return results.map((block) => withResult(user(new UserMessage({ content: [block] }), stamp), block))
+}
+
 /** A nested call's messages: a subagent's prompt, answers, tool results and progress (nothing else of its turn). */
 const reported = (toolUseId: string, event: ToolEvent, stamp: Stamp, model: string, out: Array<SdkMessage.SdkMessage>) => {
   const nested: Stamp = { ...stamp, parentToolUseId: toolUseId }
@@ -280,7 +296,7 @@ export const turnEvent = (
       return
     }
     case "ToolResults":
-      out.push(user(event.message, stamp))
+      out.push(...toolResults(event.message, stamp))
       return
     case "Continuation":
       out.push(user(event.message, stamp, { synthetic: true }))

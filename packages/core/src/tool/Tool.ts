@@ -49,6 +49,37 @@ export type Services = SessionState | ModelClient | Pipeline | Compactor | ToolR
 /** What a tool returns: text, or content blocks (images, documents). @category Models */
 export type ToolOutput = string | ReadonlyArray<TextBlock | ImageBlock | DocumentBlock>
 
+/**
+ * A call's output together with its structured result: what the tool did, as data for hosts and
+ * tools rather than text for the model (Claude Code's `toolUseResult`: for Read the file path and
+ * line range, for Bash stdout, stderr and the exit code, for Edit the patch). The model sees only
+ * `output`; the result rides on the tool_result block (`ToolResultBlock.toolUseResult`), into the
+ * transcript and the stream-json `user` message (`tool_use_result`), never to the API. It must be
+ * JSON-compatible.
+ *
+ * @category Models
+ */
+export interface Structured {
+  readonly _tag: "Structured"
+  readonly output: ToolOutput
+  readonly result: unknown
+}
+
+/** What a call returns: its output, or its output with a structured result. @category Models */
+export type CallResult = ToolOutput | Structured
+
+/** A call's output with a structured result. @category Constructors */
+export const structured = (output: ToolOutput, result: unknown): Structured => ({ _tag: "Structured", output, result })
+
+/** The output the model sees of a call's result. @category Accessors */
+export const outputOf = (result: CallResult): ToolOutput => isStructured(result) ? result.output : result
+
+/** The structured result of a call's result, if it has one. @category Accessors */
+export const structuredOf = (result: CallResult): unknown => isStructured(result) ? result.result : undefined
+
+const isStructured = (result: CallResult): result is Structured =>
+  typeof result === "object" && !Array.isArray(result) && (result as Structured)._tag === "Structured"
+
 /** A failure the model should read and act on ("file not found", "not a text file"). @category Errors */
 export class ToolError extends Schema.TaggedError<ToolError>("@keel/Tool/ToolError")("ToolError", {
   message: Schema.String
@@ -74,7 +105,13 @@ export interface Tool<in out I = any, out R = never> {
    * Code does this for Bash only: a failed command usually means its siblings' work is moot).
    */
   readonly cancelsSiblingsOnError?: boolean | undefined
-  readonly call: (input: I, context: ToolContext) => Effect.Effect<ToolOutput, ToolError, R>
+  /**
+   * The longest result (in characters) the model sees in place; a longer one is saved to a file by
+   * the tool result budget (`ToolResultBudget`), whose own threshold caps this one. `Infinity`: never
+   * saved, because the tool bounds its output itself (Read). Absent: the budget's threshold.
+   */
+  readonly maxResultChars?: number | undefined
+  readonly call: (input: I, context: ToolContext) => Effect.Effect<CallResult, ToolError, R>
 }
 
 /** A tool of any input, using any of the turn's services: what a registry holds. @category Models */
@@ -90,7 +127,9 @@ export interface MakeOptions<S extends Schema.Schema<any, any>, R> {
   readonly isReadOnly: boolean | ((input: S["Type"]) => boolean)
   readonly isConcurrencySafe?: boolean | ((input: S["Type"]) => boolean)
   readonly cancelsSiblingsOnError?: boolean
-  readonly call: (input: S["Type"], context: ToolContext) => Effect.Effect<ToolOutput, ToolError, R>
+  /** See {@link Tool.maxResultChars}. */
+  readonly maxResultChars?: number | undefined
+  readonly call: (input: S["Type"], context: ToolContext) => Effect.Effect<CallResult, ToolError, R>
 }
 
 /**
@@ -111,6 +150,7 @@ export const make = <S extends Schema.Schema<any, any>, R extends Services = nev
     isReadOnly,
     isConcurrencySafe: options.isConcurrencySafe === undefined ? isReadOnly : predicate(options.isConcurrencySafe),
     cancelsSiblingsOnError: options.cancelsSiblingsOnError === true,
+    ...(options.maxResultChars === undefined ? {} : { maxResultChars: options.maxResultChars }),
     call: options.call
   }
 }

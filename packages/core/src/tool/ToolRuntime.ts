@@ -27,7 +27,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { ToolResultBlock, type ToolUseBlock } from "../message/Message.js"
-import type { Any, Services, ToolError, ToolOutput } from "./Tool.js"
+import { type Any, type CallResult, outputOf, type Services, structuredOf, type ToolError } from "./Tool.js"
 import type { ToolEvent } from "./ToolEvent.js"
 import { ToolRegistry } from "./ToolRegistry.js"
 import * as ToolScheduler from "./ToolScheduler.js"
@@ -76,7 +76,13 @@ export const maxConcurrencyConfig: Config.Config<number> = Config.integer("KEEL_
 
 /** An `is_error` result, wrapped as Claude Code wraps them so models read it as a tool error. @category Constructors */
 export const errorResult = (toolUseId: string, message: string): ToolResultBlock =>
-  new ToolResultBlock({ tool_use_id: toolUseId, content: `<tool_use_error>${message}</tool_use_error>`, is_error: true })
+  new ToolResultBlock({
+    tool_use_id: toolUseId,
+    content: `<tool_use_error>${message}</tool_use_error>`,
+    is_error: true,
+    // Hosts get the message as Claude Code gives it: `Error: ...`.
+    toolUseResult: message.startsWith("Error: ") ? message : `Error: ${message}`
+  })
 
 /** The result given to a call cancelled because a sibling call failed (Claude Code's wording). @category Constructors */
 export const cancelledResult = (toolUseId: string, failed: string): ToolResultBlock =>
@@ -86,15 +92,15 @@ export const cancelledResult = (toolUseId: string, failed: string): ToolResultBl
 export const interruptedResult = (toolUseId: string): ToolResultBlock =>
   errorResult(toolUseId, "Interrupted by user")
 
-const successResult = (tool: Any, toolUseId: string, output: ToolOutput): ToolResultBlock =>
-  new ToolResultBlock({
+const successResult = (tool: Any, toolUseId: string, result: CallResult): ToolResultBlock => {
+  const output = outputOf(result)
+  const structured = structuredOf(result)
+  return new ToolResultBlock({
     tool_use_id: toolUseId,
-    content: typeof output === "string"
-      ? (output.length === 0 ? `(${tool.name} completed with no output)` : output)
-      : output.length === 0
-      ? `(${tool.name} completed with no output)`
-      : output
+    content: output.length === 0 ? `(${tool.name} completed with no output)` : output,
+    ...(structured === undefined ? {} : { toolUseResult: structured })
   })
+}
 
 interface Planned {
   readonly call: ToolCall
@@ -222,7 +228,7 @@ const execute = (
           Effect.matchCauseEffect({
             onSuccess: (output) =>
               Effect.flatMap(
-                ToolHooks.postToolUse({ toolName: tool.name, input: c.raw, toolUseId: id, cwd, output, startedAt }),
+                ToolHooks.postToolUse({ toolName: tool.name, input: c.raw, toolUseId: id, cwd, output: outputOf(output), startedAt }),
                 (after) =>
                   ended("ok", ToolHooks.withContext(ToolHooks.withContext(successResult(tool, id, output), "PreToolUse", c.context), "PostToolUse", after))
               ),

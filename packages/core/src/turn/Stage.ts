@@ -51,6 +51,11 @@ export interface StageContext {
   readonly request?: RequestShape | undefined
   /** The session's transcript file, when it is written: a compaction points the model at it for detail. */
   readonly transcriptPath?: string | undefined
+  /**
+   * The result size a tool declares (`Tool.maxResultChars`), by tool name: `Infinity` for a tool
+   * that bounds its output itself, `undefined` for one that declares none (or is unknown).
+   */
+  readonly resultLimit?: ((toolName: string) => number | undefined) | undefined
 }
 
 /** A compaction that replaced the conversation with a shorter one. @category Models */

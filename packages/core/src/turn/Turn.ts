@@ -161,7 +161,8 @@ export const stageContext = (turn: Turn, state: LoopState.LoopState): StageConte
   cwd: turn.options.cwd,
   tools: turn.registry.definitions,
   request: requestShape(turn, state),
-  transcriptPath: turn.options.transcriptPath
+  transcriptPath: turn.options.transcriptPath,
+  resultLimit: (name) => turn.registry.get(name)?.maxResultChars
 })
 
 /** The `max_tokens` of a request to `model` in this turn. @category Steps */

@@ -168,7 +168,11 @@ describe("structured output", () => {
       ], "q", 1 + 1)
       assert.strictEqual(requests.length, 3)
       assert.deepStrictEqual(result.structured_output, { answer: 7 })
-      assert.deepStrictEqual(toolResults(messages, messages.length - 2).map((r) => r.tool_use_id), ["t-2", "so-2"])
+      // One user message per result, as Claude Code sends them.
+      assert.deepStrictEqual(
+        [...toolResults(messages, messages.length - 3), ...toolResults(messages, messages.length - 2)].map((r) => r.tool_use_id),
+        ["t-2", "so-2"]
+      )
       assert.deepStrictEqual(Invariants.violations(conversation), [])
     }))
 

@@ -107,11 +107,13 @@ export interface Options {
 
 /**
  * The tool output for an MCP result: a string when it is all text, blocks otherwise; a result with
- * `isError` fails with its text.
+ * `isError` fails with its text. Its structured result is Claude Code's for MCP tools: the server's
+ * `structuredContent` beside the text (`{ content, structuredContent }`), else the text blocks
+ * (`[{ type: "text", text }]`, as capped); none for a result with images or documents.
  *
  * @category Conversions
  */
-export const toOutput = (result: CallToolResult, options: Options): Effect.Effect<Tool.ToolOutput, Tool.ToolError> => {
+export const toOutput = (result: CallToolResult, options: Options): Effect.Effect<Tool.CallResult, Tool.ToolError> => {
   const content = Array.isArray(result.content) ? result.content : []
   const raw = content.flatMap((item) => toBlocks(item, options.server))
   if (raw.length === 0 && result.structuredContent !== undefined) raw.push(text(JSON.stringify(result.structuredContent)))
@@ -125,6 +127,12 @@ export const toOutput = (result: CallToolResult, options: Options): Effect.Effec
       detail.trim() === "" ? `MCP server ${options.server}: ${options.tool} failed without saying why` : detail + note
     )
   }
-  if (texts.length === kept.length) return Effect.succeed(texts.join("\n") + note)
-  return Effect.succeed(truncated ? [...kept, text(note.trimStart())] : kept)
+  if (texts.length !== kept.length) return Effect.succeed(truncated ? [...kept, text(note.trimStart())] : kept)
+  const output = texts.join("\n") + note
+  return Effect.succeed(Tool.structured(
+    output,
+    result.structuredContent !== undefined
+      ? { content: output, structuredContent: result.structuredContent }
+      : texts.map((t) => ({ type: "text", text: t }))
+  ))
 }

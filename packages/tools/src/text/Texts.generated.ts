@@ -68,6 +68,7 @@ export const Read = (values: {
   readonly DEFAULT_LIMIT: Value
   readonly MAX_LINE_LENGTH: Value
   readonly MAX_OUTPUT_TOKENS: Value
+  readonly MAX_SIZE_WITHOUT_RANGE: Value
   readonly MAX_IMAGE_SIZE: Value
   readonly MAX_IMAGE_SIDE: Value
   readonly MAX_PDF_SIZE: Value
@@ -79,7 +80,9 @@ export const Read = (values: {
     show(values.MAX_LINE_LENGTH) +
     " characters are cut short.\n- One read returns at most about " +
     show(values.MAX_OUTPUT_TOKENS) +
-    " tokens. If the lines asked for are more than that, the call fails, says how large the file is, and you read it in ranges: `offset` is the first line to read (from 1), `limit` how many lines. A file of any size can be read this way; in a large one, Grep for what you need first and read around the matches.\n- Images (PNG, JPEG, GIF, WebP; up to " +
+    " tokens, and a text file over " +
+    show(values.MAX_SIZE_WITHOUT_RANGE) +
+    " must be read with a range. Past either limit the call fails, says how large the file is and which range fits, and you read it in ranges: `offset` is the first line to read (from 1), `limit` how many lines. A file of any size can be read this way; in a large one, Grep for what you need first and read around the matches.\n- Images (PNG, JPEG, GIF, WebP; up to " +
     show(values.MAX_IMAGE_SIZE) +
     " and " +
     show(values.MAX_IMAGE_SIDE) +

@@ -2,6 +2,7 @@
  * MCP test helpers: the real servers from npm (`server-everything`, `server-filesystem`), the
  * misbehaving test server in test/support, configs for them, and process checks.
  */
+import { Tool } from "@keel/core"
 import { McpConfig, McpServers } from "@keel/tools"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -66,8 +67,14 @@ export const statusOf = (service: McpServers.Service, name: string) =>
     return found
   })
 
-/** The tool named `name`. */
+/** The tool named `name`, its calls giving the output alone. */
 export const toolOf = (service: McpServers.Service, name: string) => {
+  const tool = structuredToolOf(service, name)
+  return { ...tool, call: (input: unknown, context: Tool.ToolContext) => Effect.map(tool.call(input, context), Tool.outputOf) }
+}
+
+/** The MCP tool named `name`, as it is: its calls give the structured result too. */
+export const structuredToolOf = (service: McpServers.Service, name: string) => {
   const tool = service.tools.find((t) => t.name === name)
   if (tool === undefined) throw new Error(`no tool ${name}; there are ${service.tools.map((t) => t.name).join(", ")}`)
   return tool

@@ -3,17 +3,23 @@
  * one expected to fail.
  */
 import { assert } from "@effect/vitest"
-import type { Tool } from "@keel/core"
+import { Tool } from "@keel/core"
 import { Either } from "effect"
 
 /** The output; fails the test with the error's message when the call failed. */
-export const ok = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
+export const ok = (e: Either.Either<Tool.CallResult, Tool.ToolError>): string => {
   if (Either.isLeft(e)) assert.fail(`expected output, got error: ${e.left.message}`)
-  return e.right as string
+  return Tool.outputOf(e.right) as string
+}
+
+/** The structured result; fails the test when the call failed. */
+export const structured = (e: Either.Either<Tool.CallResult, Tool.ToolError>): unknown => {
+  if (Either.isLeft(e)) assert.fail(`expected a result, got error: ${e.left.message}`)
+  return Tool.structuredOf(e.right)
 }
 
 /** The error's message; fails the test when the call succeeded. */
-export const err = (e: Either.Either<Tool.ToolOutput, Tool.ToolError>): string => {
+export const err = (e: Either.Either<Tool.CallResult, Tool.ToolError>): string => {
   if (Either.isRight(e)) assert.fail(`expected an error, got: ${String(e.right)}`)
   return e.left.message
 }
