@@ -85,7 +85,7 @@ describe("Read's limits", () => {
   it.effect("the cap is in the tool's description", () =>
     Effect.gen(function*() {
       const tool = yield* Read.makeWith({ maxOutputTokens: 1_234 }).pipe(Effect.provide(NodeContext.layer))
-      assert.include(tool.description, "more than 1234 tokens")
+      assert.include(tool.description, "at most about 1,234 tokens")
       assert.strictEqual(tool.maxResultChars, Infinity)
     }))
 
