@@ -130,7 +130,7 @@ describe("ContextAssembly", () => {
       assert.include(environment, `Working directory: ${cwd}`)
       assert.include(environment, "Git repository: yes")
       assert.include(environment, `Platform: ${process.platform} (`)
-      assert.include(environment, "Shell: bash")
+      assert.include(environment, "Shell (Bash tool): bash")
       assert.include(environment, `Today's date: ${Environment.formatDate(now)}`)
       // No model given: no model line.
       assert.notInclude(environment, "Model:")
