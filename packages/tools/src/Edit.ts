@@ -15,7 +15,7 @@ import * as Texts from "./text/Texts.generated.js"
 
 /** The input, as the model sends it. @category Schemas */
 export const Input = Schema.Struct({
-  file_path: Schema.String.annotations({ description: "The absolute path to the file to modify" }),
+  file_path: Schema.String.annotations({ description: "The file to modify: an absolute path (a relative one resolves against the session's working directory)" }),
   old_string: Schema.String.annotations({ description: "The text to replace" }),
   new_string: Schema.String.annotations({ description: "The text to replace it with (must be different from old_string)" }),
   replace_all: Schema.optional(Schema.Boolean).annotations({ description: "Replace all occurrences of old_string (default false)" })

@@ -14,7 +14,7 @@ import * as Texts from "./text/Texts.generated.js"
 
 /** The input, as the model sends it. @category Schemas */
 export const Input = Schema.Struct({
-  file_path: Schema.String.annotations({ description: "The absolute path to the file to write (must be absolute, not relative)" }),
+  file_path: Schema.String.annotations({ description: "The file to write: an absolute path (a relative one resolves against the session's working directory)" }),
   content: Schema.String.annotations({ description: "The content to write to the file" })
 })
 
