@@ -1,7 +1,9 @@
 /**
  * `Edit` (`file_path`, `old_string`, `new_string`, `replace_all`): replaces text in a file read in
  * this session and unchanged since. `old_string` must occur exactly once unless `replace_all`; an
- * empty `old_string` creates a new file. The write is atomic.
+ * empty `old_string` creates a new file. In a file whose line breaks are all CRLF, the strings are
+ * matched and replaced as LF (as Read shows it) and the file is written back with CRLF
+ * (`LineEndings`). The write goes through `FileWrites.writeAtomically`.
  *
  * @since 0.1.0
  */
@@ -11,6 +13,7 @@ import { type SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileWrites from "./FileWrites.js"
+import * as LineEndings from "./LineEndings.js"
 import * as Texts from "./text/Texts.generated.js"
 
 /** The input, as the model sends it. @category Schemas */
@@ -54,11 +57,16 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
             return `File created successfully at: ${file}`
           }
           yield* FileWrites.requireFreshRead(file, info)
-          const text = yield* fs.readFileString(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
+          const raw = yield* fs.readFileString(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
           if (input.old_string === "") {
             return yield* Tool.fail(`${file} already exists; an empty old_string only creates new files.`)
           }
-          const found = count(text, input.old_string)
+          const crlf = LineEndings.isCrlf(raw)
+          const asShown = (s: string) => (crlf ? LineEndings.toLf(s) : s)
+          const text = asShown(raw)
+          const oldString = asShown(input.old_string)
+          const newString = asShown(input.new_string)
+          const found = count(text, oldString)
           if (found === 0) return yield* Tool.fail(`String to replace not found in ${file}. old_string must match exactly, including whitespace.`)
           if (found > 1 && input.replace_all !== true) {
             return yield* Tool.fail(
@@ -67,9 +75,9 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
             )
           }
           const updated = input.replace_all === true
-            ? text.split(input.old_string).join(input.new_string)
-            : text.replace(input.old_string, () => input.new_string)
-          yield* FileWrites.writeAtomically(fs, path, file, updated)
+            ? text.split(oldString).join(newString)
+            : text.replace(oldString, () => newString)
+          yield* FileWrites.writeAtomically(fs, path, file, crlf ? LineEndings.toCrlf(updated) : updated)
           return `The file ${file} has been updated${found > 1 ? ` (${found} replacements)` : ""}.`
         })
     })

@@ -1,6 +1,8 @@
 /**
  * `Write` (`file_path`, `content`): writes a file, creating its folders. Overwriting an existing
- * file requires having read it in this session, unchanged since; the write is atomic.
+ * file requires having read it in this session, unchanged since. Replacing a file whose line
+ * breaks are all CRLF with content that has no `\r` writes the content with CRLF (Read shows such a
+ * file without its `\r`, so the model writes LF). The write goes through `FileWrites.writeAtomically`.
  *
  * @since 0.1.0
  */
@@ -10,6 +12,7 @@ import { type SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileWrites from "./FileWrites.js"
+import * as LineEndings from "./LineEndings.js"
 import * as Texts from "./text/Texts.generated.js"
 
 /** The input, as the model sends it. @category Schemas */
@@ -35,7 +38,9 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
           const file = path.resolve(context.cwd, input.file_path)
           const info = yield* FileWrites.statIfExists(fs, file)
           if (info !== undefined) yield* FileWrites.requireFreshRead(file, info)
-          yield* FileWrites.writeAtomically(fs, path, file, input.content)
+          const keepCrlf = info !== undefined && !input.content.includes("\r") &&
+            LineEndings.isCrlf(yield* fs.readFileString(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`))))
+          yield* FileWrites.writeAtomically(fs, path, file, keepCrlf ? LineEndings.toCrlf(input.content) : input.content)
           return info === undefined ? `File created successfully at: ${file}` : `The file ${file} has been updated.`
         })
     })
