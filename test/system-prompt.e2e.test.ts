@@ -77,7 +77,7 @@ describe("keel's system prompt and tools, as sent", { timeout: 120_000 }, () => 
     assert.include(dynamic, "Answer in one sentence.")
     assert.include(dynamic, `- Working directory: ${dir}`)
     assert.include(dynamic, "- Git repository: yes")
-    assert.include(dynamic, "- Shell: bash")
+    assert.include(dynamic, "- Shell (Bash tool): bash")
     assert.include(dynamic, "- Model: you run on Sonnet 4.6 (model id `claude-sonnet-4-6`)")
     assert.include(dynamic, "- Knowledge cutoff: August 2025.")
     assert.include(dynamic, "?? AGENTS.md")

@@ -130,7 +130,7 @@ describe("ContextAssembly", () => {
       assert.include(environment, `Working directory: ${cwd}`)
       assert.include(environment, "Git repository: yes")
       assert.include(environment, `Platform: ${process.platform} (`)
-      assert.include(environment, "Shell: bash")
+      assert.include(environment, "Shell (Bash tool): bash")
       assert.include(environment, `Today's date: ${Environment.formatDate(now)}`)
       // No model given: no model line.
       assert.notInclude(environment, "Model:")
@@ -262,6 +262,8 @@ describe("ContextAssembly", () => {
       }, { instructions: 1_000, memory: 0, environment: 0 })
       const instructions = fitted.sections.instructions!
       assert.isTrue(instructions.startsWith(`${ProjectInstructions.HEADER}\n\n[... the most general instructions cut here`))
+      // The note says where the rest is: the files themselves (those cut whole are no longer named below).
+      assert.include(instructions, "characters left out; Read the instruction files themselves for the full text ...]")
       assert.isAtMost(tokens(instructions), 1_000)
       assert.isTrue(body.endsWith(instructions.split("...]\n")[1]!))
     })

@@ -1,7 +1,9 @@
 /**
  * `Edit` (`file_path`, `old_string`, `new_string`, `replace_all`): replaces text in a file read in
  * this session and unchanged since. `old_string` must occur exactly once unless `replace_all`; an
- * empty `old_string` creates a new file. The write is atomic.
+ * empty `old_string` creates a new file. In a file whose line breaks are all CRLF, the strings are
+ * matched and replaced as LF (as Read shows it) and the file is written back with CRLF
+ * (`LineEndings`). The write goes through `FileWrites.writeAtomically`.
  *
  * @since 0.1.0
  */
@@ -11,11 +13,12 @@ import { type SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileWrites from "./FileWrites.js"
+import * as LineEndings from "./LineEndings.js"
 import * as Texts from "./text/Texts.generated.js"
 
 /** The input, as the model sends it. @category Schemas */
 export const Input = Schema.Struct({
-  file_path: Schema.String.annotations({ description: "The absolute path to the file to modify" }),
+  file_path: Schema.String.annotations({ description: "The file to modify: an absolute path (a relative one resolves against the session's working directory)" }),
   old_string: Schema.String.annotations({ description: "The text to replace" }),
   new_string: Schema.String.annotations({ description: "The text to replace it with (must be different from old_string)" }),
   replace_all: Schema.optional(Schema.Boolean).annotations({ description: "Replace all occurrences of old_string (default false)" })
@@ -85,11 +88,16 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
             return Tool.structured(`File created successfully at: ${file}`, result(file, input, null, FileWrites.patchOf("", input.new_string)))
           }
           yield* FileWrites.requireFreshRead(file, info)
-          const text = yield* fs.readFileString(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
+          const raw = yield* fs.readFileString(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
           if (input.old_string === "") {
             return yield* Tool.fail(`${file} already exists; an empty old_string only creates new files.`)
           }
-          const found = count(text, input.old_string)
+          const crlf = LineEndings.isCrlf(raw)
+          const asShown = (s: string) => (crlf ? LineEndings.toLf(s) : s)
+          const text = asShown(raw)
+          const oldString = asShown(input.old_string)
+          const newString = asShown(input.new_string)
+          const found = count(text, oldString)
           if (found === 0) return yield* Tool.fail(`String to replace not found in ${file}. old_string must match exactly, including whitespace.`)
           if (found > 1 && input.replace_all !== true) {
             return yield* Tool.fail(
@@ -98,12 +106,12 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
             )
           }
           const updated = input.replace_all === true
-            ? text.split(input.old_string).join(input.new_string)
-            : text.replace(input.old_string, () => input.new_string)
-          yield* FileWrites.writeAtomically(fs, path, file, updated)
+            ? text.split(oldString).join(newString)
+            : text.replace(oldString, () => newString)
+          yield* FileWrites.writeAtomically(fs, path, file, crlf ? LineEndings.toCrlf(updated) : updated)
           return Tool.structured(
             `The file ${file} has been updated${found > 1 ? ` (${found} replacements)` : ""}.`,
-            result(file, input, text, FileWrites.patchOf(text, updated))
+            result(file, input, raw, FileWrites.patchOf(text, updated))
           )
         })
     })

@@ -2,7 +2,11 @@
  * What Write and Edit share: the check that a file about to change was read in this session and has
  * not changed since (its mtime), and the atomic write (a temporary file in the same folder, then a
  * rename, parent folders created) that records the new mtime, and the patch of a change as their
- * structured results give it.
+ * structured results give it. The write keeps an existing file's permission bits and writes through
+ * a symlink to its target, so the link stays a link; the permission check resolves links the same
+ * way (`Permissions.insideWorkspace`), so a link that leads outside the workspace was asked about as
+ * outside. A rename cannot keep the file's owner (when another user owns it) or its hard links (they
+ * keep the old content).
  *
  * @since 0.1.0
  */
@@ -49,7 +53,12 @@ export const requireFreshRead = (
 /** Temporary files made by this process: with its pid, a name no other write uses. */
 let temporaries = 0
 
-/** Writes `content` to `file` atomically, creating parent folders, and records the new mtime. @category Writing */
+/**
+ * Writes `content` to `file` atomically, creating parent folders, and records the new mtime. An
+ * existing file keeps its permission bits; a symlink is written through (its target is replaced).
+ *
+ * @category Writing
+ */
 export const writeAtomically = (
   fs: FileSystem.FileSystem,
   path: Path.Path,
@@ -57,11 +66,15 @@ export const writeAtomically = (
   content: string
 ): Effect.Effect<void, Tool.ToolError, SessionState.SessionState> =>
   Effect.gen(function*() {
-    const dir = path.dirname(file)
-    const temp = path.join(dir, `.${path.basename(file)}.keel-${process.pid}-${++temporaries}.tmp`)
+    // A missing file (or a dangling link) resolves to itself.
+    const target = yield* fs.realPath(file).pipe(Effect.orElseSucceed(() => file))
+    const before = yield* statIfExists(fs, target)
+    const dir = path.dirname(target)
+    const temp = path.join(dir, `.${path.basename(target)}.keel-${process.pid}-${++temporaries}.tmp`)
     yield* fs.makeDirectory(dir, { recursive: true }).pipe(
       Effect.zipRight(fs.writeFileString(temp, content)),
-      Effect.zipRight(fs.rename(temp, file)),
+      Effect.zipRight(before === undefined ? Effect.void : fs.chmod(temp, before.mode & 0o7777)),
+      Effect.zipRight(fs.rename(temp, target)),
       Effect.tapError(() => Effect.ignore(fs.remove(temp))),
       Effect.catchAll((e) => Tool.fail(`Cannot write ${file}: ${e.message}`))
     )

@@ -51,15 +51,15 @@ export const SNIFF_BYTES = 8192
 
 /** The input, as the model sends it. @category Schemas */
 export const Input = Schema.Struct({
-  file_path: Schema.String.annotations({ description: "The absolute path to the file to read" }),
+  file_path: Schema.String.annotations({ description: "The file to read: an absolute path (a relative one resolves against the session's working directory)" }),
   offset: Schema.optional(
     Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)).annotations({
-      description: "The line number to start reading from (1 is the first line). Only provide if the file is too large to read at once"
+      description: "The first line to read (1 is the first line): read a range, such as around a Grep match"
     })
   ),
   limit: Schema.optional(
     Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)).annotations({
-      description: "The number of lines to read. Only provide if the file is too large to read at once"
+      description: "How many lines to read from offset"
     })
   )
 })

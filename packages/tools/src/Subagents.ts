@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { StructuredOutputTool, type Tool } from "@keel/core"
+import { BaseInstructions, StructuredOutputTool, type Tool } from "@keel/core"
 import * as Texts from "./text/Texts.generated.js"
 
 /** The name of the tool that starts subagents (never given to a subagent). @category Constants */
@@ -42,7 +42,9 @@ export interface Definition {
 export const reportNote = (cwd: string): string => Texts.agentReport({ cwd })
 
 /**
- * `general-purpose`: every tool of its parent except `Task`, for research and multi-step work.
+ * `general-purpose`: every tool of its parent except `Task`, for research and multi-step work. It
+ * changes files and runs commands, so its prompt carries the base instructions' rules on how to work
+ * and what to confirm (see `BaseInstructions.SUBAGENT_SECTIONS`); it cannot ask, so it stops and reports.
  *
  * @category Definitions
  */
@@ -50,7 +52,7 @@ export const generalPurpose: Definition = {
   agentType: "general-purpose",
   whenToUse: "Research and multi-step work on its own: open-ended questions, searches that may take several " +
     "rounds, and changes you can describe completely in the prompt.",
-  systemPrompt: (cwd) => `${Texts.agentGeneralPurpose}\n\n${reportNote(cwd)}`
+  systemPrompt: (cwd) => `${Texts.agentGeneralPurpose}\n\n${BaseInstructions.subagentText}\n\n${reportNote(cwd)}`
 }
 
 /**

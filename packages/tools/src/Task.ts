@@ -79,7 +79,7 @@ export interface Options {
   readonly maxTurns?: number | undefined
 }
 
-const describeTool = (agents: ReadonlyArray<Subagents.Definition>): string =>
+const describeTool = (agents: ReadonlyArray<Subagents.Definition>, maxTurns: number): string =>
   Texts.Task({
     agents: agents.map((a) =>
       `- ${a.agentType}: ${a.whenToUse} (Tools: ${
@@ -87,7 +87,8 @@ const describeTool = (agents: ReadonlyArray<Subagents.Definition>): string =>
           `all of yours except ${[...Subagents.PARENT_ONLY, ...(a.disallowedTools ?? [])].join(", ")}`
       })`
     ).join("\n"),
-    defaultType: Subagents.DEFAULT_TYPE
+    defaultType: Subagents.DEFAULT_TYPE,
+    maxTurns
   })
 
 /**
@@ -187,7 +188,7 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type, Requir
   const agents = options.agents ?? Subagents.builtin
   return Tool.make({
     name: Subagents.TASK_TOOL_NAME,
-    description: describeTool(agents),
+    description: describeTool(agents, options.maxTurns ?? DEFAULT_MAX_TURNS),
     input: Input,
     isReadOnly: true,
     isConcurrencySafe: true,

@@ -1,6 +1,8 @@
 /**
  * `Write` (`file_path`, `content`): writes a file, creating its folders. Overwriting an existing
- * file requires having read it in this session, unchanged since; the write is atomic.
+ * file requires having read it in this session, unchanged since. Replacing a file whose line
+ * breaks are all CRLF with content that has no `\r` writes the content with CRLF (Read shows such a
+ * file without its `\r`, so the model writes LF). The write goes through `FileWrites.writeAtomically`.
  *
  * @since 0.1.0
  */
@@ -10,11 +12,12 @@ import { type SessionState, Tool } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as FileWrites from "./FileWrites.js"
+import * as LineEndings from "./LineEndings.js"
 import * as Texts from "./text/Texts.generated.js"
 
 /** The input, as the model sends it. @category Schemas */
 export const Input = Schema.Struct({
-  file_path: Schema.String.annotations({ description: "The absolute path to the file to write (must be absolute, not relative)" }),
+  file_path: Schema.String.annotations({ description: "The file to write: an absolute path (a relative one resolves against the session's working directory)" }),
   content: Schema.String.annotations({ description: "The content to write to the file" })
 })
 
@@ -53,12 +56,14 @@ export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.Sessi
           const before = info === undefined
             ? null
             : yield* fs.readFileString(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot read ${file}: ${e.message}`)))
-          yield* FileWrites.writeAtomically(fs, path, file, input.content)
+          const keepCrlf = before !== null && !input.content.includes("\r") && LineEndings.isCrlf(before)
+          const written = keepCrlf ? LineEndings.toCrlf(input.content) : input.content
+          yield* FileWrites.writeAtomically(fs, path, file, written)
           const result: Result = {
             type: before === null ? "create" : "update",
             filePath: file,
             content: input.content,
-            structuredPatch: before === null ? [] : FileWrites.patchOf(before, input.content),
+            structuredPatch: before === null ? [] : FileWrites.patchOf(before, written),
             originalFile: before,
             userModified: false
           }

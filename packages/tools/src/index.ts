@@ -16,6 +16,8 @@ export * as Write from "./Write.js"
 export * as Edit from "./Edit.js"
 /** What Write and Edit share: the read-before-write check and atomic writes. */
 export * as FileWrites from "./FileWrites.js"
+/** A file's line endings: CRLF files edited and written as LF, kept CRLF. */
+export * as LineEndings from "./LineEndings.js"
 /** The Bash tool. */
 export * as Bash from "./Bash.js"
 /** Which Bash commands only read (and may run in parallel). */

@@ -1,6 +1,7 @@
 /**
  * Write and Edit against real files in a temporary folder, inside a session (whose file state
- * records reads): the read-before-write rule, stale files, unique matches, atomic writes.
+ * records reads): the read-before-write rule, stale files, unique matches, atomic writes, and what a
+ * write keeps (CRLF line endings, the file mode, a symlink).
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
@@ -136,4 +137,82 @@ describe("Edit", () => {
         Effect.provideService(SessionState.SessionState, state)
       ))
     }).pipe(Effect.provide(NodeContext.layer)))
+})
+
+describe("what a write keeps", () => {
+  it.effect("a CRLF file: Edit matches the lines as Read shows them (LF) and the file keeps CRLF", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, "win.ts")
+      fs.writeFileSync(file, "function f() {\r\n  return 1\r\n}\r\n")
+      const shown = ok(yield* call(Read.make, { file_path: file }, dir))
+      assert.notInclude(shown, "\r")
+      // A multi-line old_string, copied from Read's LF lines.
+      ok(yield* call(Edit.make, { file_path: file, old_string: "  return 1\n}", new_string: "  return 2\n  // two\n}" }, dir))
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "function f() {\r\n  return 2\r\n  // two\r\n}\r\n")
+      // An old_string sent with CRLF matches too.
+      ok(yield* call(Edit.make, { file_path: file, old_string: "return 2\r\n", new_string: "return 3\n" }, dir))
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "function f() {\r\n  return 3\r\n  // two\r\n}\r\n")
+    }).pipe(Effect.provide(session)))
+
+  it.effect("a file with mixed line endings is matched byte for byte and its other lines are left alone", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, "mixed.txt")
+      fs.writeFileSync(file, "a\r\nb\nc\r\n")
+      ok(yield* call(Read.make, { file_path: file }, dir))
+      assert.include(err(yield* call(Edit.make, { file_path: file, old_string: "a\nb", new_string: "x" }, dir)), "not found")
+      ok(yield* call(Edit.make, { file_path: file, old_string: "b\n", new_string: "B\n" }, dir))
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "a\r\nB\nc\r\n")
+    }).pipe(Effect.provide(session)))
+
+  it.effect("Write over a CRLF file with LF content writes CRLF; content with its own \\r is written as given", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, "win.txt")
+      fs.writeFileSync(file, "one\r\ntwo\r\n")
+      ok(yield* call(Read.make, { file_path: file }, dir))
+      ok(yield* call(Write.make, { file_path: file, content: "uno\ndos\n" }, dir))
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "uno\r\ndos\r\n")
+      ok(yield* call(Write.make, { file_path: file, content: "a\r\nb\n" }, dir))
+      assert.strictEqual(fs.readFileSync(file, "utf8"), "a\r\nb\n")
+      // A new file is written as given.
+      ok(yield* call(Write.make, { file_path: path.join(dir, "new.txt"), content: "x\ny\n" }, dir))
+      assert.strictEqual(fs.readFileSync(path.join(dir, "new.txt"), "utf8"), "x\ny\n")
+    }).pipe(Effect.provide(session)))
+
+  it.effect("Edit and Write keep an executable file's mode", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const script = path.join(dir, "run.sh")
+      fs.writeFileSync(script, "#!/bin/sh\necho one\n", { mode: 0o750 })
+      fs.chmodSync(script, 0o750)
+      ok(yield* call(Read.make, { file_path: script }, dir))
+      ok(yield* call(Edit.make, { file_path: script, old_string: "echo one", new_string: "echo two" }, dir))
+      assert.strictEqual(fs.statSync(script).mode & 0o7777, 0o750)
+      ok(yield* call(Write.make, { file_path: script, content: "#!/bin/sh\necho three\n" }, dir))
+      assert.strictEqual(fs.statSync(script).mode & 0o7777, 0o750)
+      assert.strictEqual(fs.readFileSync(script, "utf8"), "#!/bin/sh\necho three\n")
+    }).pipe(Effect.provide(session)))
+
+  it.effect("a symlink is written through: the link stays a link and its target gets the content", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      fs.mkdirSync(path.join(dir, "config"))
+      const target = path.join(dir, "config", "settings.json")
+      const link = path.join(dir, "settings.json")
+      fs.writeFileSync(target, "{\"a\": 1}\n")
+      fs.symlinkSync("config/settings.json", link)
+      ok(yield* call(Read.make, { file_path: link }, dir))
+      ok(yield* call(Edit.make, { file_path: link, old_string: "1", new_string: "2" }, dir))
+      assert.isTrue(fs.lstatSync(link).isSymbolicLink())
+      assert.strictEqual(fs.readFileSync(target, "utf8"), "{\"a\": 2}\n")
+      // Its own write counts as seen through the link: a second change needs no new read.
+      ok(yield* call(Write.make, { file_path: link, content: "{\"a\": 3}\n" }, dir))
+      assert.isTrue(fs.lstatSync(link).isSymbolicLink())
+      assert.strictEqual(fs.readFileSync(target, "utf8"), "{\"a\": 3}\n")
+      // No temporary file is left beside the link or the target.
+      assert.deepStrictEqual(fs.readdirSync(path.join(dir, "config")), ["settings.json"])
+      assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["config", "settings.json"])
+    }).pipe(Effect.provide(session)))
 })

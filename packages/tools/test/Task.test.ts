@@ -6,6 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import {
+  BaseInstructions,
   type Compactor,
   Hooks,
   Ids,
@@ -383,6 +384,21 @@ describe("Task", () => {
     assert.isTrue(needs<Hooks.Hooks>(true))
     // With the turn's services it compiles.
     runAlone(call.pipe(Effect.provide(parentContext([]))))
+  })
+
+  it("general-purpose, which edits and runs commands, follows the base rules on care and security; Explore does not need them", () => {
+    const prompt = Subagents.generalPurpose.systemPrompt("/work/project")
+    for (const section of BaseInstructions.SUBAGENT_SECTIONS) assert.include(prompt, section)
+    assert.include(prompt, "# Acting with care")
+    assert.include(prompt, "You cannot ask the user")
+    assert.include(prompt, "The working directory is /work/project.")
+    // Not the parts about talking to the user, asking, planning or the main prompt's context.
+    assert.notInclude(prompt, "# When to ask and when to act")
+    assert.notInclude(prompt, "# Planning and delegating")
+    assert.notInclude(Subagents.explore.systemPrompt("/w"), "# Acting with care")
+    // The budget of model calls it is told is the one it runs under.
+    assert.include(Task.tool.description, `stops after ${Task.DEFAULT_MAX_TURNS} model calls`)
+    assert.include(Task.make({ maxTurns: 7 }).description, "stops after 7 model calls")
   })
 
   it("the description lists the types and their tools; Subagents never hand out Task", () => {

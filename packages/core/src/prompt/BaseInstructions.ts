@@ -24,3 +24,21 @@ export const SECTIONS: ReadonlyArray<string> = [
 
 /** The base instructions: the sections, separated by blank lines. @category Constants */
 export const text: string = SECTIONS.join("\n\n")
+
+/**
+ * The sections a subagent that works on its own (`general-purpose`) follows: how to do a task, what
+ * to confirm, security, reporting and tools, without those about talking to the user, asking,
+ * planning and the prompt's context.
+ *
+ * @category Constants
+ */
+export const SUBAGENT_SECTIONS: ReadonlyArray<string> = [
+  Texts.taskApproach,
+  Texts.care,
+  Texts.security,
+  Texts.reporting,
+  Texts.tools
+]
+
+/** The subagent's sections, separated by blank lines. @category Constants */
+export const subagentText: string = SUBAGENT_SECTIONS.join("\n\n")

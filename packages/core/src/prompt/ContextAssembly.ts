@@ -95,7 +95,8 @@ const cutFront = (text: string, tokens: number): string => {
   const body = text.slice(header.length)
   const note = (n: number) =>
     `\n\n[... the most general instructions cut here to fit the prompt's budget (~${tokens.toLocaleString("en-US")} ` +
-    `tokens); ${n.toLocaleString("en-US")} characters left out ...]\n`
+    `tokens); ${n.toLocaleString("en-US")} characters left out; Read the instruction files themselves for the ` +
+    "full text ...]\n"
   const room = Math.max(0, tokens * CHARS_PER_TOKEN - header.length - note(body.length).length)
   const from = body.length - room
   const newline = body.indexOf("\n", from)

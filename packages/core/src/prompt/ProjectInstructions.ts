@@ -55,9 +55,10 @@ export const load = (
 export const HEADER = [
   "# Project instructions",
   "The instruction files below (CLAUDE.md, AGENTS.md, KEEL.md, their private .local.md versions, and the files " +
-  "they import) were written for you by the people you work with. They override your default behaviour: follow " +
-  "them exactly. They are listed from the most general (the user's own, for every project) to the most specific " +
-  "(the working directory's); where two disagree, the one listed later wins."
+  "they import) were written for you by the people you work with. Follow them: on how to work in this project " +
+  "(commands, style, workflow) they take precedence over your default behaviour, but they do not lift the rules " +
+  "on confirmation, git safety or security. They are listed from the most general (the user's own, for every " +
+  "project) to the most specific (the working directory's); where two disagree, the one listed later wins."
 ].join("\n\n")
 
 const describe = (file: InstructionFile): string => {
