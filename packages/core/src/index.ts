@@ -18,6 +18,7 @@ export * as Ids from "./ids/Ids.js"
 export * as LoopState from "./turn/LoopState.js"
 /** The SDK projection: turn events and totals as SDK messages. */
 export * as SdkProjection from "./session/SdkProjection.js"
+export * as SdkResult from "./session/SdkResult.js"
 /** An answer as Claude Code prints it in `stream-json`: one `assistant` message per content block. */
 export * as SdkBlocks from "./session/SdkBlocks.js"
 /** A session's system prompt, resolved once. */

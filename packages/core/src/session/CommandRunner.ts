@@ -30,6 +30,7 @@ import {
 import type { RequestShape, StageContext, StageResult } from "../turn/Stage.js"
 import type * as SdkMessage from "./SdkMessage.js"
 import * as SdkProjection from "./SdkProjection.js"
+import * as SdkResult from "./SdkResult.js"
 import type { SubmitOptions } from "./SessionOptions.js"
 import * as TurnRunner from "./TurnRunner.js"
 
@@ -65,7 +66,7 @@ const replyWith = (engine: Engine, text: string, isError: boolean) =>
       if (!isError) out.push(SdkProjection.commandOutput(text, stamp))
       out.push(...(yield* unpricedWarnings(engine, current)))
       const apiBefore = yield* Ref.get(current.state.apiDurationMs)
-      out.push(SdkProjection.commandResult(
+      out.push(SdkResult.commandResult(
         { text, isError, terminalReason: "completed" },
         yield* totals(engine, current, startedAt, apiBefore),
         stamp
@@ -136,7 +137,7 @@ const compactNow = (engine: Engine, instructions: string | undefined) =>
       ))
       if (outcome.compaction !== undefined) out.push(SdkProjection.compactBoundary(outcome.compaction, stamp))
       out.push(...(yield* unpricedWarnings(engine, current)))
-      out.push(SdkProjection.commandResult(
+      out.push(SdkResult.commandResult(
         {
           text: outcome.halt ?? `Compacted the conversation (${outcome.report})`,
           isError: outcome.halt !== undefined,
@@ -170,7 +171,7 @@ const clearNow = (engine: Engine) =>
       return [
         current.init,
         ...warnings(engine, current, [...flushed, ...started]),
-        SdkProjection.commandResult(
+        SdkResult.commandResult(
           { text, isError: false, terminalReason: "completed" },
           yield* totals(engine, current, startedAt, 0, false),
           stampOf(engine, current)

@@ -27,6 +27,7 @@ import * as Cost from "./Cost.js"
 import { costOf, type Current, type Engine, opening, stampOf, transcriptPathOf, unpricedWarnings, warnings } from "./Engine.js"
 import type * as SdkMessage from "./SdkMessage.js"
 import * as SdkProjection from "./SdkProjection.js"
+import * as SdkResult from "./SdkResult.js"
 import { INTERRUPTED_NOTE } from "./SessionOptions.js"
 import { SessionState } from "./SessionState.js"
 import * as TokenUsage from "./TokenUsage.js"
@@ -112,7 +113,7 @@ const blockedPrompt = (engine: Engine, current: Current, reason: string, started
     const cost = yield* costOf(engine, current)
     return [
       SdkProjection.warning(text, stamp),
-      SdkProjection.commandResult({ text, isError: true, terminalReason: "hook_stopped" }, {
+      SdkResult.commandResult({ text, isError: true, terminalReason: "hook_stopped" }, {
         durationMs: (yield* Clock.currentTimeMillis) - startedAt,
         apiDurationMs: 0,
         modelUsage: cost.modelUsage,
@@ -233,7 +234,7 @@ export const run = (
     const result = (event: Extract<TurnEvent, { _tag: "TurnComplete" }>) =>
       Effect.gen(function*() {
         const cost = yield* costOf(engine, current)
-        return SdkProjection.result(event, {
+        return SdkResult.result(event, {
           durationMs: (yield* Clock.currentTimeMillis) - startedAt,
           apiDurationMs: (yield* Ref.get(state.apiDurationMs)) - apiBefore,
           usage: turnUsage,
