@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
-import { demo, summarize } from "./support/fake-api-cli.js"
+import { demo, rangeAsked, summarize } from "./support/fake-api-cli.js"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
 
 const root = path.resolve(import.meta.dirname, "..")
@@ -184,6 +184,31 @@ describe("FakeAnthropic", () => {
       )
       assert.strictEqual(summarize([{ type: "text", text: "  10\tfirst\n  11\tsecond" }]), "README.md summary: first (2 lines read)")
       assert.strictEqual(summarize(""), "README.md summary: (empty) (0 lines read)")
+    })
+
+    it("a Read refused as too large is followed by a Read of the range the refusal names, as a model would", () => {
+      const refusal = "README.md is too large to read at once: 300000 bytes, 3000 lines, about 75000 tokens; " +
+        "Read it in parts with offset and limit: read lines 1-1100 first (offset 1, limit 1100), then continue from offset 1101."
+      const after = (result: Record<string, unknown>) => ({
+        model: "claude-demo",
+        messages: [
+          { role: "user", content: "read README.md and summarise it" },
+          { role: "assistant", content: [{ type: "tool_use", id: "toolu_demo_1", name: "Read", input: { file_path: "README.md" } }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_demo_1", ...result }] }
+        ]
+      })
+      assert.deepStrictEqual(rangeAsked({ content: refusal, is_error: true }), { offset: 1, limit: 1100 })
+      assert.isUndefined(rangeAsked({ content: refusal }))
+      assert.isUndefined(rangeAsked({ content: "some other failure", is_error: true }))
+      const followed = demo(after({ content: [{ type: "text", text: refusal }], is_error: true }), 1)
+      assert.strictEqual(followed.kind, "sse")
+      const content = FakeAnthropic.assemble((followed as FakeAnthropic.SseResponse).events).content as Array<any>
+      assert.deepStrictEqual(content.filter((b) => b.type === "tool_use").map((b) => [b.name, b.input]), [
+        ["Read", { file_path: "README.md", offset: 1, limit: 1100 }]
+      ])
+      const answered = demo(after({ content: "     1\t# Keel\n" }), 2)
+      const answer = FakeAnthropic.assemble((answered as FakeAnthropic.SseResponse).events).content as Array<any>
+      assert.deepStrictEqual(answer.map((b) => [b.type, b.text]), [["text", "README.md summary: # Keel (1 lines read)"]])
     })
 
     it.scopedLive("round-trips a Read through the real SDK: prompt → tool_use, tool_result → summary", () =>

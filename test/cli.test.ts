@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
+import { demo, rangeAsked } from "./support/fake-api-cli.js"
 import { unusedPort } from "./support/Ports.js"
 import { closeServers, envFor, fake, lines, run, start, workdir } from "./support/KeelProcess.js"
 
@@ -68,6 +69,22 @@ describe("keel -p", () => {
       content: "     1\t# Demo project\n     2\t\n     3\tIt counts sheep.\n     4\tThree lines.",
       cache_control: { type: "ephemeral" }
     }])
+  })
+
+  it("the README's first command on a README too large to read at once: the demo reads the range the refusal names", async () => {
+    // What `npm run fake-api` serves: a README over Read's limits is read in the range Read suggests.
+    const server = await fake([], { fallback: demo })
+    const dir = workdir()
+    const line = `${"lorem ipsum ".repeat(12)}\n`
+    fs.writeFileSync(path.join(dir, "README.md"), `# Big project\n${line.repeat(3_000)}`)
+    const r = await run(["-p", "read README.md and summarise it"], { env: envFor(server), cwd: dir })
+    assert.strictEqual(r.code, 0)
+    assert.strictEqual(server.requests.length, 3)
+    const refused = server.requests[1]!.body.messages.at(-1).content[0]
+    assert.strictEqual(refused.is_error, true)
+    const read = server.requests[2]!.body.messages.at(-2).content.find((b: any) => b.type === "tool_use")
+    assert.deepStrictEqual(read.input, { file_path: "README.md", ...rangeAsked(refused) })
+    assert.match(r.stdout, /^README\.md summary: # Big project \(\d+ lines read\)\n$/)
   })
 
   it("stream-json prints init, assistant, user, assistant and one result, in Claude Code's shape", async () => {

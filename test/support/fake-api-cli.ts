@@ -6,7 +6,8 @@
  * Prints `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` (one line) on stdout and serves until SIGTERM or
  * SIGINT. For any number of sessions: a request whose last message is a plain prompt gets a `Read`
  * of README.md; a request whose last message carries a tool_result gets a text answer quoting the
- * first line read and the number of lines, which proves the tool round trip.
+ * first line read and the number of lines, which proves the tool round trip; a Read refused as too
+ * large is followed, as a model would, by a Read of the range the refusal names.
  *
  * @since 0.1.0
  */
@@ -25,7 +26,7 @@ export const toolResultText = (content: unknown): string => {
 }
 
 /** The first tool_result block of a message param, if any. */
-const firstToolResult = (message: any): { content?: unknown } | undefined =>
+const firstToolResult = (message: any): { content?: unknown; is_error?: unknown } | undefined =>
   Array.isArray(message?.content) ? message.content.find((b: any) => b?.type === "tool_result") : undefined
 
 const LINE_NUMBER = /^\s*\d+\t/
@@ -44,6 +45,16 @@ export const summarize = (content: unknown): string => {
   return `README.md summary: ${first} (${persisted ? `a preview of ${lines.length} lines: the file is large` : `${lines.length} lines read`})`
 }
 
+/**
+ * The range a Read refusal tells the model to read instead (`(offset N, limit M)` in an error
+ * result), as a model would follow it; `undefined` for any other result.
+ */
+export const rangeAsked = (result: { content?: unknown; is_error?: unknown }): { offset: number; limit: number } | undefined => {
+  if (result.is_error !== true) return undefined
+  const m = /\(offset (\d+), limit (\d+)\)/.exec(toolResultText(result.content))
+  return m === null ? undefined : { offset: Number(m[1]), limit: Number(m[2]) }
+}
+
 const tokens = (s: string): number => Math.max(1, Math.ceil(s.length / 4))
 
 /** The demo script: `Read` README.md after a prompt, a summary after the tool_result. */
@@ -53,16 +64,22 @@ export const demo: FakeAnthropic.ScriptFunction = (body, index) => {
   const result = firstToolResult(last)
   const input_tokens = tokens(JSON.stringify(body))
   const model = typeof body?.model === "string" ? body.model : "claude-fake"
-  if (result === undefined) {
-    const intro = "I'll read README.md first."
-    const input = { file_path: "README.md" }
-    return FakeAnthropic.toolUseReply([
+  const readReply = (intro: string, input: Record<string, unknown>) =>
+    FakeAnthropic.toolUseReply([
       new TextBlock({ text: intro }),
       new ToolUseBlock({ id: `toolu_demo_${index + 1}`, name: "Read", input })
     ], {
       id: `msg_demo_${index + 1}`,
       model,
       usage: { input_tokens, output_tokens: tokens(intro + JSON.stringify(input)) }
+    })
+  if (result === undefined) return readReply("I'll read README.md first.", { file_path: "README.md" })
+  const range = rangeAsked(result)
+  if (range !== undefined) {
+    const last = range.offset + range.limit - 1
+    return readReply(`README.md is too large to read at once; reading lines ${range.offset}-${last}.`, {
+      file_path: "README.md",
+      ...range
     })
   }
   const answer = summarize(result.content)
