@@ -12,7 +12,6 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import {
   Actions,
   AnthropicModel,
-  Credentials,
   type OutputSchema,
   BuiltinCommands,
   type Commands,
@@ -29,8 +28,6 @@ import {
   Permissions,
   type Pipeline,
   Pricing,
-  PromptCaching,
-  Resilience,
   Session,
   type SessionRuntime,
   SessionStore,
@@ -54,6 +51,7 @@ import * as HooksLayer from "./hook/HooksLayer.js"
 import * as Settings from "./Settings.js"
 import * as SavedPermissions from "./settings/SavedPermissions.js"
 import * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
+import * as RunModel from "./RunModel.js"
 import * as RunSettings from "./settings/RunSettings.js"
 import * as SettingsEnv from "./settings/SettingsEnv.js"
 import * as RunAgents from "./agents/RunAgents.js"
@@ -191,37 +189,9 @@ export type LayerError =
   | ModelCapabilities.InvalidModels
 
 /**
- * The model for a run: the Anthropic API from the environment, under the idle watchdog
- * (`KEEL_STREAM_IDLE_TIMEOUT_MS`), retries (`KEEL_MAX_RETRIES`, `KEEL_UNATTENDED_RETRY`) and, with
- * fallback models (`--fallback-model`, else `KEEL_FALLBACK_MODEL`), model fallback; its requests
- * carry prompt-cache breakpoints unless `DISABLE_PROMPT_CACHING` is set. With the settings'
- * `apiKeyHelper` (and no key in the environment), the key is the helper's, re-run after a 401.
- *
- * @category Layers
- */
-export const modelLayer = (
-  fallbackModels: ReadonlyArray<string> | undefined,
-  apiKeyHelper?: ApiKeyHelper.Helper | undefined
-): Layer.Layer<
-  ModelClient.ModelClient,
-  AnthropicModel.MissingCredentials | ApiKeyHelper.ApiKeyHelperFailed | ConfigError | ModelCapabilities.InvalidModels
-> =>
-  PromptCaching.layerConfig.pipe(
-    Layer.provide(Resilience.layerConfig({ fallbackModels })),
-    Layer.provide(
-      (apiKeyHelper === undefined
-        // The capability table of KEEL_MODELS_FILE gives each model its betas and thinking overrides.
-        ? Layer.unwrapEffect(Effect.map(AnthropicModel.optionsWithModels, AnthropicModel.layerWithCredentials)).pipe(
-          Layer.provideMerge(Credentials.layerConfig)
-        )
-        : ApiKeyHelper.modelLayer(apiKeyHelper)).pipe(Layer.provide(NodeContext.layer))
-    )
-  )
-
-/**
  * The kernel layers for a run, built after its settings are read and their `env` applied (see
  * `settings/RunSettings.ts`; an environment of the run's own then configures every layer): the
- * settings, the model (see {@link modelLayer}), built-in tools and the tools of
+ * settings, the model (see `RunModel.modelLayer`), built-in tools and the tools of
  * the MCP servers (`.mcp.json`, `--mcp-config`; started when the layer is built, closed with it),
  * permissions (settings, then flags), the context management pipeline (window from
  * `KEEL_AUTO_COMPACT_WINDOW`, large results saved under `KEEL_HOME`), which also answers the API's
@@ -242,7 +212,7 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> =>
 
 /** {@link layer} once the settings are read. */
 const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Services, LayerError> => {
-  const model = modelLayer(options.fallbackModels, Settings.apiKeyHelper(loaded, options.cwd, options.env))
+  const model = RunModel.modelLayer(options.fallbackModels, Settings.apiKeyHelper(loaded, options.cwd, options.env))
   const permissions = Layer.effect(
     Permissions.Permissions,
     Effect.gen(function*() {

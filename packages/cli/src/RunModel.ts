@@ -1,0 +1,40 @@
+/**
+ * The model a `keel` run talks to: the Anthropic API with its resilience layers and prompt caching,
+ * credentials from the environment or the settings' `apiKeyHelper`, and `KEEL_MODELS_FILE`'s rows.
+ *
+ * @since 0.1.0
+ */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { AnthropicModel, Credentials, ModelCapabilities, type ModelClient, PromptCaching, Resilience } from "@keel/core"
+import type { ConfigError } from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
+
+/**
+ * The model for a run: the Anthropic API from the environment, under the idle watchdog
+ * (`KEEL_STREAM_IDLE_TIMEOUT_MS`), retries (`KEEL_MAX_RETRIES`, `KEEL_UNATTENDED_RETRY`) and, with
+ * fallback models (`--fallback-model`, else `KEEL_FALLBACK_MODEL`), model fallback; its requests
+ * carry prompt-cache breakpoints unless `DISABLE_PROMPT_CACHING` is set. With the settings'
+ * `apiKeyHelper` (and no key in the environment), the key is the helper's, re-run after a 401.
+ *
+ * @category Layers
+ */
+export const modelLayer = (
+  fallbackModels: ReadonlyArray<string> | undefined,
+  apiKeyHelper?: ApiKeyHelper.Helper | undefined
+): Layer.Layer<
+  ModelClient.ModelClient,
+  AnthropicModel.MissingCredentials | ApiKeyHelper.ApiKeyHelperFailed | ConfigError | ModelCapabilities.InvalidModels
+> =>
+  PromptCaching.layerConfig.pipe(
+    Layer.provide(Resilience.layerConfig({ fallbackModels })),
+    Layer.provide(
+      (apiKeyHelper === undefined
+        // The capability table of KEEL_MODELS_FILE gives each model its betas and thinking overrides.
+        ? Layer.unwrapEffect(Effect.map(AnthropicModel.optionsWithModels, AnthropicModel.layerWithCredentials)).pipe(
+          Layer.provideMerge(Credentials.layerConfig)
+        )
+        : ApiKeyHelper.modelLayer(apiKeyHelper)).pipe(Layer.provide(NodeContext.layer))
+    )
+  )
