@@ -21,7 +21,8 @@ export default defineConfig({
     // that keeps its worker from terminating at the end of the run; not found yet.)
     maxWorkers: 3,
     minWorkers: 1,
-    reporters: ["default", "json"],
+    // SkipReport: one line per tool whose tests were skipped for want of it (`[needs rg]`).
+    reporters: ["default", "json", "./test/support/SkipReport.ts"],
     outputFile: { json: ".vitest-report.json" }
   }
 })

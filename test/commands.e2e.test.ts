@@ -8,10 +8,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
 import { closeServers, envFor, fake, lines, run, workdir } from "./support/KeelProcess.js"
-import * as Tmux from "./support/Tmux.js"
+import * as Terminal from "./support/Terminal.js"
 
 afterEach(async () => {
-  Tmux.closeTerminals()
+  Terminal.closeTerminals()
   await closeServers()
 })
 
@@ -88,7 +88,7 @@ describe("custom slash commands", () => {
   it("in the REPL: Tab completes /review, and running it sends the expanded prompt", async () => {
     const { dir, home } = project()
     const server = await fake([FakeAnthropic.textReply("Reviewed **carefully**.", { model: "claude-haiku-4-5" })])
-    const term = Tmux.open({ cwd: dir, env: { ...envFor(server), KEEL_HOME: home } })
+    const term = Terminal.open({ cwd: dir, env: { ...envFor(server), KEEL_HOME: home } })
     await term.waitFor("› ")
     term.type("/rev")
     term.send("Tab")

@@ -1,5 +1,5 @@
 /**
- * End to end: the interactive REPL of the real `keel` binary, driven in a real terminal (tmux)
+ * End to end: the interactive REPL of the real `keel` binary, driven in a real terminal (a pseudo-terminal and a terminal emulator)
  * against the loopback fake API: a streamed Markdown answer, tool call lines, Ctrl+C mid-turn,
  * slash commands, permission questions answered each way, history, multi-line input, colours,
  * prompts queued while a turn runs (listed under the input line, pulled back with ↑, dropped with
@@ -10,10 +10,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
 import { closeServers, envFor, fake, run, workdir } from "./support/KeelProcess.js"
-import * as Tmux from "./support/Tmux.js"
+import * as Terminal from "./support/Terminal.js"
 
 afterEach(async () => {
-  Tmux.closeTerminals()
+  Terminal.closeTerminals()
   await closeServers()
 })
 
@@ -27,7 +27,7 @@ const repl = async (
   const server = await fake(script)
   const dir = options.dir ?? workdir()
   const home = path.join(dir, ".keel-home")
-  const term = Tmux.open({
+  const term = Terminal.open({
     cwd: dir,
     env: { ...envFor(server), KEEL_HOME: home, ...options.env },
     ...(options.args !== undefined ? { args: options.args } : {})
@@ -57,7 +57,7 @@ const asked = (server: FakeAnthropic.FakeAnthropic): Array<string> =>
   })
 
 /** Types `text` and Enter. */
-const enter = (term: Tmux.Terminal, text: string) => {
+const enter = (term: Terminal.Terminal, text: string) => {
   term.type(text)
   term.send("Enter")
 }

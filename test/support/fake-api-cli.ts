@@ -1,13 +1,16 @@
 /**
  * Runs the fake Messages API with a demo script, for trying the real `keel` binary end to end:
  *
- *   npx tsx test/support/fake-api-cli.ts [--port N]
+ *   npm run fake-api [-- --port N]
+ *   (node --import ./test/support/exit-with-parent.mjs --import tsx test/support/fake-api-cli.ts)
  *
- * Prints `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` (one line) on stdout and serves until SIGTERM or
- * SIGINT. For any number of sessions: a request whose last message is a plain prompt gets a `Read`
- * of README.md; a request whose last message carries a tool_result gets a text answer quoting the
- * first line read and the number of lines, which proves the tool round trip; a Read refused as too
- * large is followed, as a model would, by a Read of the range the refusal names.
+ * Prints `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` (one line) on stdout and serves until SIGTERM,
+ * SIGINT or SIGHUP; with the preload `exit-with-parent.mjs` (as `npm run fake-api` runs it), also
+ * until the process that started it is gone. For any number of sessions: a request whose last
+ * message is a plain prompt gets a `Read` of README.md; a request whose last message carries a
+ * tool_result gets a text answer quoting the first line read and the number of lines, which proves
+ * the tool round trip; a Read refused as too large is followed, as a model would, by a Read of the
+ * range the refusal names.
  *
  * @since 0.1.0
  */
@@ -103,7 +106,19 @@ const parsePort = (argv: ReadonlyArray<string>): number => {
 }
 
 const main = async () => {
-  const fake = await FakeAnthropic.start([], {
+  // It ends on a signal, from the start (a signal while the server starts counts too); run by
+  // `npm run fake-api`, exit-with-parent.mjs sends it SIGTERM once what started it is gone.
+  let fake: FakeAnthropic.FakeAnthropic | undefined
+  let stopping = false
+  const stop = () => {
+    if (stopping) return
+    stopping = true
+    // A client that holds its connection open cannot keep it serving: the exit comes within a second.
+    setTimeout(() => process.exit(0), 1000).unref()
+    void (fake?.close() ?? Promise.resolve()).then(() => process.exit(0))
+  }
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, stop)
+  fake = await FakeAnthropic.start([], {
     port: parsePort(process.argv.slice(2)),
     fallback: (body, index) => {
       const response = demo(body, index)
@@ -112,12 +127,9 @@ const main = async () => {
       return response
     }
   })
-  await new Promise<void>((resolve) => process.stdout.write(`ANTHROPIC_BASE_URL=${fake.url}\n`, () => resolve()))
-  const stop = () => {
-    void fake.close().then(() => process.exit(0))
-  }
-  process.once("SIGTERM", stop)
-  process.once("SIGINT", stop)
+  if (stopping) return void (await fake.close())
+  const url = fake.url
+  await new Promise<void>((resolve) => process.stdout.write(`ANTHROPIC_BASE_URL=${url}\n`, () => resolve()))
 }
 
 // Run only as a script, so that tests may import `demo` and `summarize`.
