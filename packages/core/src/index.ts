@@ -83,6 +83,8 @@ export * as PermissionRule from "./permission/PermissionRule.js"
 export * as PermissionUpdate from "./permission/PermissionUpdate.js"
 /** The permission check before every tool call. */
 export * as Permissions from "./permission/Permissions.js"
+/** Paths whose writes always ask: settings folders, `.git/`, shell start-up files. */
+export * as ProtectedPaths from "./permission/ProtectedPaths.js"
 /** The decorator that records every denial in the session's permission denials. */
 export * as DenialRecording from "./permission/DenialRecording.js"
 /** The preprocessing pipeline. */
