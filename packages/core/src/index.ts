@@ -57,6 +57,8 @@ export * as Fallback from "./resilience/Fallback.js"
 export * as IdleWatchdog from "./resilience/IdleWatchdog.js"
 /** The git facts of a session: branch, default branch, status, recent commits, user. */
 export * as GitContext from "./prompt/GitContext.js"
+/** Keel's own git commands, run so that a repository's configuration cannot make them execute a program. */
+export * as SafeGit from "./git/SafeGit.js"
 /** Conversation invariants checked after every stage. */
 export * as Invariants from "./turn/Invariants.js"
 /** The message model. */
