@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { keel } from "./KeelProcess.js"
+import { keel, pretrust } from "./KeelProcess.js"
 
 /** A terminal running a command. */
 export interface Terminal {
@@ -57,6 +57,8 @@ export const open = (options: OpenOptions): Terminal => {
     LANG: "C.UTF-8",
     ...options.env
   }
+  // The folder is trusted (the trust question has its own test), unless the test brings its own list.
+  if (options.env.KEEL_HOME !== undefined) pretrust(options.env.KEEL_HOME, options.cwd)
   const script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "keel-tty-")), "run.sh")
   fs.writeFileSync(
     script,
