@@ -38,6 +38,8 @@ export interface OpenOptions {
   readonly args?: ReadonlyArray<string>
   readonly columns?: number
   readonly rows?: number
+  /** `false`: leave the folder untrusted, so the REPL asks (by default it is marked trusted). */
+  readonly trust?: boolean
 }
 
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`
@@ -58,7 +60,7 @@ export const open = (options: OpenOptions): Terminal => {
     ...options.env
   }
   // The folder is trusted (the trust question has its own test), unless the test brings its own list.
-  if (options.env.KEEL_HOME !== undefined) pretrust(options.env.KEEL_HOME, options.cwd)
+  if (options.trust !== false && options.env.KEEL_HOME !== undefined) pretrust(options.env.KEEL_HOME, options.cwd)
   const script = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "keel-tty-")), "run.sh")
   fs.writeFileSync(
     script,
