@@ -70,6 +70,8 @@ describe("keel protected paths", () => {
       for (const block of results) {
         assert.isTrue(block.is_error)
         assert.include(block.content, "is protected")
+        // A whole-tool rule would not help, so it is not suggested.
+        assert.notInclude(block.content, `--allowedTools "Write"`)
       }
       assert.isFalse(fs.existsSync(path.join(dir, "pwned")))
     })

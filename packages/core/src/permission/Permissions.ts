@@ -317,7 +317,9 @@ export const makeAsking = (config: Config, asker: Asker | undefined, options: As
           return asker !== undefined ? Effect.flatMap(asker(request, decision.reason), (d) => applyUpdates(request, d)) : Effect.succeed({
             _tag: "Deny",
             message: `Permission to use ${request.toolName} was denied: ${decision.reason}, and nobody can be asked ` +
-              `in this mode. Allow it with --allowedTools "${request.toolName}" or a rule in .keel/settings.json.`
+              (ProtectedPaths.check(current.allow, request) !== undefined
+                ? "in this mode."
+                : `in this mode. Allow it with --allowedTools "${request.toolName}" or a rule in .keel/settings.json.`)
           })
       }
     }
