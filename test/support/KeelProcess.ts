@@ -66,6 +66,23 @@ export interface SpawnOptions {
   readonly stdin?: string
   /** Leave stdin open (for {@link live}); by default it is ended after `stdin`. */
   readonly openStdin?: boolean
+  /** `false`: do not mark the folder trusted for a REPL run (by default it is, so the REPL does not ask). */
+  readonly trust?: boolean
+}
+
+/** Whether `keel args` runs the REPL (which asks whether to trust a new folder). */
+const isRepl = (args: ReadonlyArray<string>): boolean =>
+  !["serve", "export"].includes(args[0] ?? "") && !args.some((a) => a === "-p" || a === "--print" || a === "--version" || a === "--help")
+
+/**
+ * Marks `cwd` trusted in `home` (`$KEEL_HOME/trusted-folders.json`) unless that file exists, as a
+ * user who answered the REPL's trust question once would have it.
+ */
+export const pretrust = (home: string, cwd: string): void => {
+  const file = path.join(home, "trusted-folders.json")
+  if (fs.existsSync(file)) return
+  fs.mkdirSync(home, { recursive: true })
+  fs.writeFileSync(file, JSON.stringify({ folders: [fs.realpathSync(cwd)] }))
 }
 
 /**
@@ -87,7 +104,9 @@ export const start = (
   env.KEEL_HOME ??= fs.mkdtempSync(path.join(os.tmpdir(), "keel-home-"))
   // Claude Code's user settings (~/.claude/settings.json) are read too: never the real ones.
   env.CLAUDE_CONFIG_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "keel-claude-home-"))
-  const child = spawn(keel, [...args], { cwd: options.cwd ?? workdir(), env, stdio: ["pipe", "pipe", "pipe"] })
+  const cwd = options.cwd ?? workdir()
+  if (options.trust !== false && isRepl(args)) pretrust(env.KEEL_HOME, cwd)
+  const child = spawn(keel, [...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
   child.stdout!.on("data", (d) => (stdout += d))

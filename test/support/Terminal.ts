@@ -7,7 +7,7 @@
 import nodePty from "@lydell/node-pty"
 import xterm from "@xterm/headless"
 import * as os from "node:os"
-import { keel } from "./KeelProcess.js"
+import { keel, pretrust } from "./KeelProcess.js"
 import * as ScreenText from "./ScreenText.js"
 import * as TerminalKeys from "./TerminalKeys.js"
 
@@ -42,6 +42,8 @@ export interface OpenOptions {
   readonly args?: ReadonlyArray<string>
   readonly columns?: number
   readonly rows?: number
+  /** `false`: leave the folder untrusted, so the REPL asks (by default it is marked trusted). */
+  readonly trust?: boolean
 }
 
 /**
@@ -73,6 +75,8 @@ export const open = (options: OpenOptions): Terminal => {
     LANG: "C.UTF-8",
     ...options.env
   }
+  // The folder is trusted (the trust question has its own test), unless the test brings its own list.
+  if (options.trust !== false && options.env.KEEL_HOME !== undefined) pretrust(options.env.KEEL_HOME, options.cwd)
   const emulator = new xterm.Terminal({ cols: columns, rows, scrollback: 5000, allowProposedApi: true })
   const pty = nodePty.spawn("/bin/sh", ["-c", SCRIPT, keel, ...(options.args ?? [])], {
     name: env.TERM!,

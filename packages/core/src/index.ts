@@ -57,6 +57,8 @@ export * as Fallback from "./resilience/Fallback.js"
 export * as IdleWatchdog from "./resilience/IdleWatchdog.js"
 /** The git facts of a session: branch, default branch, status, recent commits, user. */
 export * as GitContext from "./prompt/GitContext.js"
+/** Keel's own git commands, run so that a repository's configuration cannot make them execute a program. */
+export * as SafeGit from "./git/SafeGit.js"
 /** Conversation invariants checked after every stage. */
 export * as Invariants from "./turn/Invariants.js"
 /** The message model. */
@@ -83,6 +85,8 @@ export * as PermissionRule from "./permission/PermissionRule.js"
 export * as PermissionUpdate from "./permission/PermissionUpdate.js"
 /** The permission check before every tool call. */
 export * as Permissions from "./permission/Permissions.js"
+/** Paths whose writes always ask: settings folders, `.git/`, shell start-up files. */
+export * as ProtectedPaths from "./permission/ProtectedPaths.js"
 /** The decorator that records every denial in the session's permission denials. */
 export * as DenialRecording from "./permission/DenialRecording.js"
 /** The preprocessing pipeline. */

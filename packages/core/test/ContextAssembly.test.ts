@@ -343,7 +343,7 @@ describe("ContextAssembly", () => {
         assert.strictEqual(counter.n, 0, "nothing runs before the first turn")
         yield* run(session, "one")
         const perSession = counter.n
-        assert.strictEqual(perSession, 6, "six git commands, once")
+        assert.strictEqual(perSession, 7, "seven git commands (the config read SafeGit does first, then six), once")
         write(path.join(repo, "AGENTS.md"), "second rules")
         write(path.join(repo, "later.txt"), "")
         yield* run(session, "two")

@@ -8,8 +8,8 @@
  * (what is queued runs next), and a permission `ask` is a question answered with a key. Slash
  * commands go to the session (`/help`, `/cost`, `/compact`, `/clear`, `/model`, `/context`), except
  * `/resume` and `/exit`, which the REPL answers when their turn comes. From a pipe, each line is a
- * prompt, run to its end before the next is read. Runs on the same Layer graph as headless mode
- * (`Runtime`).
+ * prompt, run to its end before the next is read. In a folder the user has not trusted yet, it first
+ * asks whether to (`TrustPrompt`). Runs on the same Layer graph as headless mode (`Runtime`).
  *
  * @since 0.1.0
  */
@@ -33,6 +33,7 @@ import * as ResumeCommand from "./ResumeCommand.js"
 import * as Screen from "./Screen.js"
 import * as Style from "./Style.js"
 import * as TerminalInput from "./TerminalInput.js"
+import * as TrustPrompt from "./TrustPrompt.js"
 import * as TurnQueue from "./TurnQueue.js"
 
 /** The terminal the REPL runs in. @category Models */
@@ -164,6 +165,8 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   const tty = input.isTTY === true && output.isTTY === true
   const style = Style.make(Style.colorEnabled(output.isTTY, term.env))
   const cwd = process.cwd()
+  // Nothing of the folder (settings, hooks, MCP servers, git) is read before the user trusts it.
+  if (!(await TrustPrompt.ensureTrusted(term, style, Effect.runSync(ContextManagement.homeConfig), cwd))) return 1
   const screen = tty
     ? Screen.make({ write: (text) => output.write(text), columns: () => output.columns ?? 80, rows: () => output.rows ?? 24 })
     : undefined

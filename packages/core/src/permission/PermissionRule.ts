@@ -47,8 +47,8 @@ const toolMatches = (rule: Rule, toolName: string): boolean =>
   rule.toolName === toolName || (rule.toolName.startsWith("mcp__") && !rule.toolName.slice(5).includes("__") &&
     toolName.startsWith(rule.toolName + "__"))
 
-/** The absolute path a path rule's pattern stands for. */
-const resolvePattern = (pattern: string, cwd: string): string => {
+/** The absolute path a path rule's pattern stands for (`//abs`, `~/home`, `/cwd-relative`, `relative`). @category Matching */
+export const resolvePattern = (pattern: string, cwd: string): string => {
   if (pattern.startsWith("//")) return pattern.slice(1)
   if (pattern.startsWith("~/")) return path.join(os.homedir(), pattern.slice(2))
   return path.join(cwd, pattern.startsWith("/") ? pattern.slice(1) : pattern)

@@ -5,7 +5,8 @@
  * tools are allowed by default; everything else asks. An `ask` goes to the embedder's `canUseTool`
  * callback when there is one; without one (headless), it is denied with its reason. `dontAsk` denies
  * whatever would ask. File tools are allowed without a rule only inside the workspace (the working
- * directory and `--add-dir` folders, symlinks resolved).
+ * directory and `--add-dir` folders, symlinks resolved). Writes to protected paths (settings folders,
+ * `.git/`, shell start-up files: see `ProtectedPaths`) ask in every mode, `bypassPermissions` too.
  *
  * @since 0.1.0
  */
@@ -14,11 +15,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { Actions } from "../action/Actions.js"
 import * as PermissionRule from "./PermissionRule.js"
 import * as PermissionUpdate from "./PermissionUpdate.js"
+import * as ProtectedPaths from "./ProtectedPaths.js"
+import { realPath } from "./RealPath.js"
 
 /** Permission modes (Claude Code's names). @category Models */
 export type Mode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk"
@@ -39,22 +41,6 @@ export interface Config {
    * (`--allow-dangerously-skip-permissions`, the Agent SDK's `allowDangerouslySkipPermissions`).
    */
   readonly bypassAvailable?: boolean | undefined
-}
-
-/** A path with symlinks resolved, as far as it exists (a file about to be created resolves through its folder). */
-const realPath = (file: string): string => {
-  const missing: Array<string> = []
-  let current = file
-  for (;;) {
-    try {
-      return path.join(fs.realpathSync(current), ...missing.reverse())
-    } catch {
-      const parent = path.dirname(current)
-      if (parent === current) return file
-      missing.push(path.basename(current))
-      current = parent
-    }
-  }
 }
 
 /**
@@ -175,6 +161,12 @@ export const decide = (
   if (USER_INTERACTION_TOOLS.has(toolName)) {
     const reason = `${toolName} needs the user's answer`
     return config.mode === "dontAsk" ? { _tag: "Deny", reason } : { _tag: "Ask", reason }
+  }
+  // Writes that could raise the model's own future permissions (settings, `.git/`, shell start-up
+  // files) ask in every mode unless a rule names the exact file.
+  const guarded = ProtectedPaths.check(config.allow, request)
+  if (guarded !== undefined) {
+    return config.mode === "dontAsk" || config.mode === "plan" ? { _tag: "Deny", reason: guarded } : { _tag: "Ask", reason: guarded }
   }
   if (config.mode === "bypassPermissions") return { _tag: "Allow" }
   const asked = config.ask.find((r) => PermissionRule.matches(r, toolName, input, cwd))
@@ -325,7 +317,9 @@ export const makeAsking = (config: Config, asker: Asker | undefined, options: As
           return asker !== undefined ? Effect.flatMap(asker(request, decision.reason), (d) => applyUpdates(request, d)) : Effect.succeed({
             _tag: "Deny",
             message: `Permission to use ${request.toolName} was denied: ${decision.reason}, and nobody can be asked ` +
-              `in this mode. Allow it with --allowedTools "${request.toolName}" or a rule in .keel/settings.json.`
+              (ProtectedPaths.check(current.allow, request) !== undefined
+                ? "in this mode."
+                : `in this mode. Allow it with --allowedTools "${request.toolName}" or a rule in .keel/settings.json.`)
           })
       }
     }

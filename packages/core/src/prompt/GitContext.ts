@@ -5,7 +5,9 @@
  * `git --no-optional-locks` commands run in parallel (so a session never takes the index lock an
  * editor or another git command is waiting for), each bounded by a timeout. A command that fails,
  * times out or cannot start (git missing) leaves its fact out; without `git status` there is no
- * git context at all.
+ * git context at all. The commands are `SafeGit`'s: the repository's configuration cannot make them
+ * run a program (fsmonitor, hooks, pagers, filter and diff drivers are overridden), and submodules'
+ * work trees are not inspected (that would run git under their own configuration).
  *
  * @since 0.1.0
  */
@@ -18,6 +20,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as SafeGit from "../git/SafeGit.js"
 import * as Texts from "./text/Texts.generated.js"
 
 /** `git status` is cut after this many characters (Claude Code's figure). @category Constants */
@@ -82,20 +85,16 @@ interface Output {
 }
 
 /**
- * Runs `git --no-optional-locks ...args` in `cwd`: its output (at most `limit` characters; the
- * process is stopped once that much is read), or none if it fails, exits non-zero or times out.
+ * Runs one of Keel's git commands: its output (at most `limit` characters; the process is stopped
+ * once that much is read), or none if it fails, exits non-zero or times out.
  */
 const run = (
-  git: string,
-  cwd: string,
-  args: ReadonlyArray<string>,
+  command: Command.Command,
   timeout: Duration.DurationInput,
   limit = 20_000
 ): Effect.Effect<Option.Option<Output>, never, CommandExecutor.CommandExecutor> =>
   Effect.scoped(Effect.gen(function*() {
-    const proc = yield* Command.start(
-      Command.make(git, "--no-optional-locks", ...args).pipe(Command.workingDirectory(cwd))
-    )
+    const proc = yield* Command.start(command)
     // stderr is drained beside stdout, so a chatty command cannot block on a full pipe.
     yield* Effect.forkScoped(Stream.runDrain(proc.stderr))
     const text = yield* proc.stdout.pipe(
@@ -132,13 +131,15 @@ export const collect = (
     const root = yield* repositoryRoot(cwd)
     if (Option.isNone(root)) return Option.none()
     const timeout = options.timeout ?? DEFAULT_TIMEOUT
-    const git = (args: ReadonlyArray<string>, limit?: number) => run(options.git ?? "git", cwd, args, timeout, limit)
+    const safe = yield* SafeGit.prepare(cwd, options.git ?? "git")
+    if (Option.isNone(safe)) return Option.none()
+    const git = (args: ReadonlyArray<string>, limit?: number) => run(safe.value(args), timeout, limit)
     const [branch, originHead, localDefaults, status, log, user] = yield* Effect.all([
       git(["branch", "--show-current"]),
       git(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"]),
       git(["branch", "--list", "main", "master", "--format=%(refname:short)"]),
-      git(["status", "--short"], STATUS_MAX_CHARS),
-      git(["log", "--oneline", "--no-color", "-n", String(RECENT_COMMITS)]),
+      git(["status", "--short", "--ignore-submodules=dirty"], STATUS_MAX_CHARS),
+      git(["log", "--oneline", "--no-color", "--no-show-signature", "-n", String(RECENT_COMMITS)]),
       git(["config", "--get", "user.name"])
     ], { concurrency: "unbounded" })
     if (Option.isNone(status)) return Option.none()
