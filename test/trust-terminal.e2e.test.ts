@@ -1,5 +1,5 @@
 /**
- * End to end: the trust question in a real terminal (the real `keel` REPL in tmux): one key
+ * End to end: the trust question in a real terminal (the real `keel` REPL in a pseudo-terminal): one key
  * answers. Esc leaves before the session starts; y goes on to the prompt and is remembered.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
