@@ -100,7 +100,9 @@ describe("deny and ask rules reach every command", () => {
     ["$cmd x", true],
     ["$(echo rm) x", true],
     ["bash -c \"$script\"", true],
-    ["cat <<EOF | sh\nrm x\nEOF", false],
+    ["cat <<EOF | sh\nrm x\nEOF", true],
+    ["echo 'rm x' | bash -s", true],
+    ["bash build.sh", false],
     ["echo 'rm x'", false],
     ["ls -la", false],
     ["rmdir x", false],
@@ -148,7 +150,7 @@ describe("the generated smuggling corpus against Bash(echo:*)", () => {
       `</dev/null >/dev/null 2>&1; done`
     try {
       const done = spawnSync("/bin/bash", ["--norc", "--noprofile", "-c", driver], { stdio: "ignore", timeout: 60_000 })
-      assert.strictEqual(done.status, 0)
+      assert.isTrue(done.error === undefined && done.signal === null, "the driver ran every case to the end")
       const unsafe = run.flatMap((c, i) => {
         const ran = path.join(root, `ran-${i}`)
         const written = fs.readdirSync(path.join(root, `w-${i}`))

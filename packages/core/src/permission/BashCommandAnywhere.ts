@@ -41,13 +41,17 @@ const matchesAt = (words: ReadonlyArray<Word | undefined>, content: string, dept
   return script === null || depth >= MAX_DEPTH || anyCommandMatches(script, content, depth + 1)
 }
 
-/** The script an `eval` or `sh -c` runs: `null` when it has no static value, `undefined` when there is none. */
+/**
+ * The script an `eval` or `sh -c` runs: `null` when it has no static value (or is read from
+ * standard input: `... | sh`, `sh <<EOF`), `undefined` when there is none (a shell given a script
+ * file runs the user's file, not judged here).
+ */
 const scriptOf = (words: ReadonlyArray<Word | undefined>): string | null | undefined => {
   const program = words[0]!.value
   if (program === "eval") return words.slice(1).some((w) => w === undefined) ? null : words.slice(1).map((w) => w!.value).join(" ")
   if (!SHELLS.has(program.split("/").pop()!)) return undefined
   const flag = words.findIndex((w, i) => i > 0 && (w === undefined || /^-[a-zA-Z]*c[a-zA-Z]*$/.test(w.value)))
-  if (flag === -1) return undefined
+  if (flag === -1) return words.slice(1).every((w) => w !== undefined && w.value.startsWith("-")) ? null : undefined
   const script = words[flag + 1]
   return words[flag] === undefined || script === undefined ? null : script.value
 }
