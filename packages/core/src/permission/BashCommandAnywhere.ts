@@ -13,10 +13,10 @@ import { ruleWords, type Word, wordOf } from "./BashWords.js"
 /** Programs that run the command in their arguments (`sudo rm`, `xargs rm`, `find -exec rm`). */
 const WRAPPERS = new Set([
   "command", "builtin", "exec", "nohup", "time", "nice", "ionice", "env", "timeout", "sudo", "doas", "xargs", "stdbuf",
-  "setsid", "chroot", "unbuffer", "watch", "strace", "find", "parallel", "flock", "caffeinate", "script"
+  "setsid", "chroot", "unbuffer", "watch", "strace", "find", "parallel", "flock", "caffeinate", "script", "coproc", "busybox"
 ])
 /** Shells whose `-c` argument is a script. */
-const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"])
+const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "su"])
 /** Nodes that are not a command's words. */
 const NOT_WORDS = new Set(["variable_assignment", "file_redirect", "heredoc_redirect", "herestring_redirect", "comment"])
 const MAX_DEPTH = 8
