@@ -65,6 +65,8 @@ export * as Invariants from "./turn/Invariants.js"
 export * as Message from "./message/Message.js"
 /** Bash commands as permission rules see them. */
 export * as BashCommand from "./permission/BashCommand.js"
+/** The bash grammar Bash rules are judged with (loaded on first use). */
+export * as BashGrammar from "./permission/BashGrammar.js"
 /** The microcompact stage. */
 export * as Microcompact from "./context/Microcompact.js"
 /** The model port. */

@@ -1,9 +1,10 @@
 /**
  * Which Bash commands only read: every simple command of the chain is a known reader (`ls`, `cat`,
- * `grep`, `git status`, ...) with no option that writes or runs something else, and the command has
- * no substitution or redirection to a file (`BashCommand.parse`). Such a call may run beside other
- * concurrency-safe calls, as Claude Code runs read-only Bash commands in parallel. Permissions do
- * not use this: Bash still asks.
+ * `grep`, `git status`, ...) with no option that writes or runs something else, judged on the same
+ * syntax tree as permission rules (`BashCommand.analyse`: no substitution, expansion or redirection
+ * to a file). Such a call may run beside other concurrency-safe calls, as Claude Code runs
+ * read-only Bash commands in parallel. Permissions do not use this: Bash still asks. Before the
+ * bash grammar has loaded, nothing counts as read-only (the call runs alone).
  *
  * @since 0.1.0
  */
@@ -25,14 +26,12 @@ export const GIT_READERS: ReadonlySet<string> = new Set([
 /** `find` options that delete, write or run other programs. */
 const FIND_WRITERS = new Set(["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"])
 
-/** Splits a simple command into words, dropping quotes (enough to judge the program and its options). */
-const words = (simple: string): Array<string> =>
-  (simple.match(/"(?:[^"\\]|\\.)*"|'[^']*'|\S+/g) ?? []).map((w) => w.replace(/^["']|["']$/g, ""))
-
-const readsOnly = (simple: string): boolean => {
-  const [program, ...args] = words(simple)
-  if (program === undefined) return true
+const readsOnly = (words: ReadonlyArray<BashCommand.Word>): boolean => {
+  const [program, ...args] = words.map((w) => w.value)
+  if (program === undefined) return false
   if (READERS.has(program)) return true
+  // Past here options matter, and a pattern (`*`) could expand to `-delete` or `--output=x`.
+  if (words.some((w) => !w.literal)) return false
   switch (program) {
     case "git": {
       const sub = args.find((a) => !a.startsWith("-"))
@@ -54,6 +53,6 @@ const readsOnly = (simple: string): boolean => {
  * @category Predicates
  */
 export const isReadOnly = (command: string): boolean => {
-  const parsed = BashCommand.parse(command)
-  return parsed.unsafe === undefined && parsed.commands.length > 0 && parsed.commands.every(readsOnly)
+  const analysis = BashCommand.analyse(command)
+  return analysis._tag === "Analysed" && analysis.commands.length > 0 && analysis.commands.every(readsOnly)
 }

@@ -3,8 +3,8 @@
  * session, the output cap, timeouts and interruption killing the whole process group.
  */
 import { NodeContext } from "@effect/platform-node"
-import { assert, describe, it } from "@effect/vitest"
-import { Message, Permissions, SessionState, ToolRegistry, ToolRuntime } from "@keel/core"
+import { assert, beforeAll, describe, it } from "@effect/vitest"
+import { BashGrammar, Message, Permissions, SessionState, ToolRegistry, ToolRuntime } from "@keel/core"
 import { Bash, BashReadOnly } from "@keel/tools"
 import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import { spawnSync } from "node:child_process"
@@ -32,6 +32,9 @@ const pidFrom = (file: string) =>
     }
     return Number(fs.readFileSync(file, "utf8").trim())
   })
+
+// Read-only commands are judged on the bash grammar, loaded once per process.
+beforeAll(() => Effect.runPromise(BashGrammar.ready))
 
 describe("Bash", () => {
   it.live("returns stdout then stderr; a non-zero exit is an error that reports the code", () =>
@@ -105,7 +108,13 @@ describe("Bash read-only commands", () => {
     ["rm -rf build", false],
     ["npm test", false],
     ["ls; rm x", false],
-    ["", false]
+    ["", false],
+    ["ls *.ts", true],
+    ["find * -name x", false],
+    ["cat $'a\\x27; rm x'", true],
+    ["cat a #'\nrm x", false],
+    ["ls >&1listing", false],
+    ["ls >/dev/nullx", false]
   ]
   for (const [command, expected] of cases) {
     it(`${JSON.stringify(command)} ${expected ? "only reads" : "may write"}`, () => {

@@ -14,7 +14,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { ContextManagement, Export, Pricing, SessionStore, Transcript, TranscriptError } from "@keel/core"
+import { BashGrammar, ContextManagement, Export, Pricing, SessionStore, Transcript, TranscriptError } from "@keel/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -93,6 +93,7 @@ export const run = async (flags: Flags, io: Io): Promise<number> => {
     const decoded = isPath(flags.session)
       ? yield* fromFile(path.resolve(cwd, flags.session))
       : yield* fromStore(flags.session, cwd)
+    yield* BashGrammar.ready // Bash calls' decisions are explained with the bash grammar
     const rendered = Export.render(decoded, flags.format, { json: flags.json, pricing })
     if (flags.output === undefined) io.out(rendered.text)
     else yield* writeWhole(path.resolve(flags.output), rendered.text)

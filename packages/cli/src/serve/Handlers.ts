@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { type Admission, Export, type Message, ReadModel, RuntimeProtocol, SessionRuntime } from "@keel/core"
+import { type Admission, BashGrammar, Export, type Message, ReadModel, RuntimeProtocol, SessionRuntime } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
@@ -98,7 +98,8 @@ export const layer = RuntimeProtocol.RuntimeRpcs.toLayer(Effect.gen(function*() 
           goal: Effect.map(served.runtime.goal, (goal) => goal ?? null),
           pendingActions: served.actions.pending,
           messages: Effect.flatMap(served.session.state, (state) => Ref.get(state.messages)),
-          readModel: served.transcript.pipe(
+          // Bash calls' decisions are explained with the bash grammar (loaded once).
+          readModel: Effect.zipRight(BashGrammar.ready, served.transcript).pipe(
             Effect.map((decoded) => ReadModel.make(decoded, { pricing: served.pricing })),
             Effect.orElseSucceed(() => null)
           )
@@ -122,7 +123,7 @@ export const layer = RuntimeProtocol.RuntimeRpcs.toLayer(Effect.gen(function*() 
         turnStream(served, instructions === undefined ? "/compact" : `/compact ${instructions}`, priority)),
     "session.export": ({ format, json, sessionId }) =>
       withSession(sessionId, (served) =>
-        served.transcript.pipe(
+        Effect.zipRight(BashGrammar.ready, served.transcript).pipe(
           Effect.mapError((error) => new RuntimeProtocol.TranscriptUnavailable({ sessionId, message: error.message })),
           Effect.map((decoded) => Export.render(decoded, format, { json, pricing: served.pricing }))
         )),

@@ -65,9 +65,9 @@ export type Use = "allow" | "deny" | "ask"
 
 /**
  * Whether `rule` applies to a call of `toolName` with `input`. For Bash, a `deny` or `ask` rule
- * applies when any simple command of the call matches it; an `allow` rule set applies only when the
- * call has no command substitution or redirection and every simple command matches one of the
- * rules (see {@link allows}).
+ * applies when any command anywhere in the call may match it (see `BashCommandAnywhere`); an
+ * `allow` rule set applies only when the call is fully analysed and every simple command matches
+ * one of the rules (see {@link allows}). Judge Bash calls after `BashGrammar.ready`.
  *
  * @category Matching
  */
@@ -77,7 +77,7 @@ export const matches = (rule: Rule, toolName: string, input: unknown, cwd: strin
   const fields = (input ?? {}) as Record<string, unknown>
   if (toolName === "Bash") {
     const command = typeof fields.command === "string" ? fields.command : ""
-    return BashCommand.parse(command).commands.some((c) => BashCommand.matchesContent(c, rule.content!))
+    return BashCommand.anyCommandMatches(command, rule.content)
   }
   const field = PATH_FIELDS[toolName]
   if (field !== undefined) {
@@ -89,9 +89,10 @@ export const matches = (rule: Rule, toolName: string, input: unknown, cwd: strin
 }
 
 /**
- * Whether these allow rules allow the call. A Bash call is allowed only when it has no command
- * substitution, process substitution or redirection, and each of its simple commands is matched by
- * some rule: `Bash(git status:*)` allows `git status -s` but not `git status; rm -rf x`.
+ * Whether these allow rules allow the call. A Bash call is allowed only when its syntax tree is
+ * fully analysed (`BashCommand.analyse`: no substitution, subshell, expansion or redirection that
+ * writes) and each of its simple commands is matched by some rule: `Bash(git status:*)` allows
+ * `git status -s` but not `git status; rm -rf x`.
  *
  * @category Matching
  */
@@ -104,10 +105,10 @@ export const allows = (rules: ReadonlyArray<Rule>, toolName: string, input: unkn
   const command = typeof (input as { command?: unknown } | null)?.command === "string"
     ? (input as { command: string }).command
     : ""
-  const parsed = BashCommand.parse(command)
-  if (parsed.unsafe !== undefined || parsed.commands.length === 0) return undefined
+  const analysis = BashCommand.analyse(command)
+  if (analysis._tag === "Unanalysable" || analysis.commands.length === 0) return undefined
   let first: Rule | undefined
-  for (const simple of parsed.commands) {
+  for (const simple of analysis.commands) {
     const rule = relevant.find((r) => BashCommand.matchesContent(simple, r.content!))
     if (rule === undefined) return undefined
     first ??= rule

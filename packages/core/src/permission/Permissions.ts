@@ -17,6 +17,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as path from "node:path"
 import { Actions } from "../action/Actions.js"
+import * as BashGrammar from "./BashGrammar.js"
 import * as PermissionRule from "./PermissionRule.js"
 import * as PermissionUpdate from "./PermissionUpdate.js"
 import * as ProtectedPaths from "./ProtectedPaths.js"
@@ -303,7 +304,8 @@ export const makeAsking = (config: Config, asker: Asker | undefined, options: As
         : Effect.sync(() => {
           current = { ...current, mode }
         }),
-    check: (request) => {
+    // A Bash call is judged on its syntax tree: the grammar loads on the first one.
+    check: (request) => Effect.zipRight(request.toolName === "Bash" ? BashGrammar.ready : Effect.void, Effect.suspend((): Effect.Effect<Decision> => {
       const decided = decide(current, request)
       const decision = request.forceAsk !== undefined && decided._tag === "Allow"
         ? { _tag: "Ask" as const, reason: request.forceAsk }
@@ -322,7 +324,7 @@ export const makeAsking = (config: Config, asker: Asker | undefined, options: As
                 : `in this mode. Allow it with --allowedTools "${request.toolName}" or a rule in .keel/settings.json.`)
           })
       }
-    }
+    }))
   })
 }
 

@@ -15,6 +15,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as BashGrammar from "../permission/BashGrammar.js"
 import { SessionStore } from "../session/SessionStore.js"
 import type * as Transcript from "../session/Transcript.js"
 import type { LoadError } from "../session/TranscriptError.js"
@@ -50,7 +51,7 @@ const json = <A, I>(schema: Schema.Schema<A, I>, value: A): Rendered => ({
 
 /**
  * The export of a transcript (`Transcript.parseEntries`) in `format`: a pure function of its
- * entries.
+ * entries (Bash calls' decisions are explained on the bash grammar: run after `BashGrammar.ready`).
  *
  * @category Rendering
  */
@@ -80,4 +81,7 @@ export const load = (
   format: Format,
   options: Options & { readonly cwd: string }
 ): Effect.Effect<Rendered, LoadError, SessionStore> =>
-  Effect.flatMap(SessionStore, (store) => Effect.map(store.loadEntries(options.cwd, sessionId), (d) => render(d, format, options)))
+  Effect.flatMap(
+    Effect.zipRight(BashGrammar.ready, SessionStore),
+    (store) => Effect.map(store.loadEntries(options.cwd, sessionId), (d) => render(d, format, options))
+  )

@@ -20,6 +20,7 @@ import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Clock from "effect/Clock"
 import * as ToolHooks from "../hook/ToolHooks.js"
+import * as BashGrammar from "../permission/BashGrammar.js"
 import { type RecordingCheck, recordDenial, recordingDenials } from "../permission/DenialRecording.js"
 import { Permissions } from "../permission/Permissions.js"
 import * as ParseResult from "effect/ParseResult"
@@ -265,6 +266,9 @@ export const make = (registry: ToolRegistry["Type"], policy: Permissions["Type"]
     Effect.gen(function*() {
       const scope = yield* Effect.scope
       const services = yield* Effect.context<Services>()
+      // Bash judges its calls' concurrency on the bash grammar: start loading it (without waiting)
+      // when the first round of tools starts, so it is ready by the time the model asks for one.
+      if (registry.get("Bash") !== undefined) BashGrammar.preload()
       const scheduler = yield* ToolScheduler.make({
         maxConcurrency: options.maxConcurrency ?? 10,
         progressInterval: options.progressInterval,
