@@ -1,0 +1,63 @@
+/**
+ * Paths as the permission checks see them: resolved to their real location (symlinks resolved
+ * through every component, `..` and repeated separators normalized, a path that does not exist yet
+ * resolved through its nearest existing folder), and whether such a path lies inside the workspace
+ * (the working directory and the additional directories).
+ *
+ * @since 0.1.0
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/**
+ * The real path of an absolute path, as far as it exists: the longest existing prefix has its
+ * symlinks resolved, the missing rest is appended as written (normalized).
+ *
+ * @category Resolving
+ */
+export const realPath = (file: string): string => {
+  const missing: Array<string> = []
+  let current = path.resolve(file)
+  for (;;) {
+    try {
+      return path.join(fs.realpathSync.native(current), ...missing.reverse())
+    } catch {
+      const parent = path.dirname(current)
+      if (parent === current) return path.resolve(file)
+      missing.push(path.basename(current))
+      current = parent
+    }
+  }
+}
+
+/**
+ * The forms a path is checked in: as written (made absolute and normalized) and its real path. A
+ * rule must hold for both, so a symlink to a denied file, or a denied name reached through a
+ * symlinked folder, is caught either way.
+ *
+ * @category Resolving
+ */
+export const forms = (file: string): ReadonlyArray<string> => {
+  const given = path.resolve(file)
+  const real = realPath(given)
+  return real === given ? [given] : [given, real]
+}
+
+/** Whether `file` is `root` or lies under it (both absolute, normalized). @category Predicates */
+export const within = (root: string, file: string): boolean =>
+  file === root || file.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
+
+/**
+ * The workspace's roots, real paths: the working directory and the additional directories
+ * (relative ones resolved against the working directory).
+ *
+ * @category Resolving
+ */
+export const roots = (cwd: string, additionalDirectories: ReadonlyArray<string> = []): ReadonlyArray<string> =>
+  [cwd, ...additionalDirectories.map((d) => path.resolve(cwd, d))].map(realPath)
+
+/** Whether the real path of `file` lies under one of `roots` (real paths, see {@link roots}). @category Predicates */
+export const inside = (roots: ReadonlyArray<string>, file: string): boolean => {
+  const real = realPath(file)
+  return roots.some((root) => within(root, real))
+}
