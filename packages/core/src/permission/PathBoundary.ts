@@ -31,16 +31,43 @@ export const realPath = (file: string): string => {
 }
 
 /**
+ * A {@link realPath} for many files of a few folders (a search's results): each folder's real path
+ * is resolved once and remembered, a file costs one `lstat` (a symlink is resolved in full). For
+ * the span of one call: it does not see folders changed after it resolved them.
+ *
+ * @category Resolving
+ */
+export const resolver = (): (file: string) => string => {
+  const folders = new Map<string, string>()
+  const folder = (dir: string) => {
+    let real = folders.get(dir)
+    if (real === undefined) folders.set(dir, real = realPath(dir))
+    return real
+  }
+  return (file) => {
+    const given = path.resolve(file)
+    const dir = path.dirname(given)
+    if (dir === given) return given
+    try {
+      if (!fs.lstatSync(given).isSymbolicLink()) return path.join(folder(dir), path.basename(given))
+    } catch {
+      // Missing (or unreadable): resolved through its nearest existing folder below.
+    }
+    return realPath(given)
+  }
+}
+
+/**
  * The forms a path is checked in: as written (made absolute and normalized) and its real path. A
  * rule must hold for both, so a symlink to a denied file, or a denied name reached through a
  * symlinked folder, is caught either way.
  *
  * @category Resolving
  */
-export const forms = (file: string): ReadonlyArray<string> => {
+export const forms = (file: string, real: (file: string) => string = realPath): ReadonlyArray<string> => {
   const given = path.resolve(file)
-  const real = realPath(given)
-  return real === given ? [given] : [given, real]
+  const resolved = real(given)
+  return resolved === given ? [given] : [given, resolved]
 }
 
 /** Whether `file` is `root` or lies under it (both absolute, normalized). @category Predicates */

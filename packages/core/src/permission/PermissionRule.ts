@@ -76,18 +76,28 @@ const patternForms = (pattern: string, cwd: string): ReadonlyArray<string> => {
 const NOCASE = process.platform === "darwin" || process.platform === "win32"
 
 /**
- * Whether a path rule matches an absolute path (a pattern naming a folder matches what is under
- * it). The path is tried as written (normalized: `..`, `//`) and as its real path, against the
+ * A matcher for a path rule's pattern (a pattern naming a folder matches what is under it), compiled
+ * once. The path is tried as written (normalized: `..`, `//`) and as its real path, against the
  * pattern as written and with its folders' symlinks resolved: a symlink to a denied file, a denied
- * file reached through a symlinked folder, and `sub/../.env` all match `Read(./.env)`.
+ * file reached through a symlinked folder, and `sub/../.env` all match `Read(./.env)`. For `deny`
+ * and `ask` any form matching is enough; for `allow` every form must match (a link inside an
+ * allowed folder to a file outside it is not allowed by that rule). `real` resolves real paths
+ * (`PathBoundary.resolver` for many files at once).
+ *
+ * @category Matching
  */
-const pathMatches = (pattern: string, file: string, cwd: string, use: Use): boolean => {
+export const pathMatcher = (
+  pattern: string,
+  cwd: string,
+  use: Use = "deny",
+  real: (file: string) => string = PathBoundary.realPath
+): (file: string) => boolean => {
   const patterns = patternForms(pattern, cwd).flatMap((p) => [p, `${p.replace(/\/$/, "")}/**`])
-  const matchesForm = (f: string) => patterns.some((p) => picomatch.isMatch(f, p, { dot: true, nocase: NOCASE }))
-  const files = PathBoundary.forms(file)
-  // A deny or ask holds when any form matches; an allow only when every form does (a link inside
-  // an allowed folder to a file outside it is not allowed by that rule).
-  return use === "allow" ? files.every(matchesForm) : files.some(matchesForm)
+  const isMatch = picomatch(patterns, { dot: true, nocase: NOCASE })
+  return (file) => {
+    const files = PathBoundary.forms(file, real)
+    return use === "allow" ? files.every((f) => isMatch(f)) : files.some((f) => isMatch(f))
+  }
 }
 
 /**
@@ -148,7 +158,7 @@ export const matches = (rule: Rule, toolName: string, input: unknown, cwd: strin
     return BashCommand.parse(command).commands.some((c) => BashCommand.matchesContent(c, rule.content!))
   }
   const file = targetPath(toolName, input, cwd)
-  return file !== undefined && pathMatches(rule.content, file, cwd, use)
+  return file !== undefined && pathMatcher(rule.content, cwd, use)(file)
 }
 
 /**

@@ -39,13 +39,19 @@ export interface ReadScope {
 export const make = (config: Config, cwd: string): ReadScope => {
   const rules = config.deny.filter((r) => r.toolName === "Read")
   const roots = PathBoundary.roots(cwd, config.additionalDirectories)
-  const denial = (file: string) => rules.find((r) => PermissionRule.matches(r, "Read", { file_path: file }, cwd))
+  // Compiled once per call, folders resolved once: a search may ask about every file of the tree.
+  const real = PathBoundary.resolver()
+  const matchers = rules.map((r) => ({
+    rule: r,
+    matches: r.content === undefined ? () => true : PermissionRule.pathMatcher(r.content, cwd, "deny", real)
+  }))
+  const denial = (file: string) => matchers.find((m) => m.matches(file))?.rule
   return {
     denial,
     visible: (file, base) => {
       if (denial(file) !== undefined) return false
-      const real = PathBoundary.realPath(file)
-      return roots.some((root) => PathBoundary.within(root, real)) || PathBoundary.within(PathBoundary.realPath(base), real)
+      const resolved = real(file)
+      return roots.some((root) => PathBoundary.within(root, resolved)) || PathBoundary.within(real(base), resolved)
     },
     excludeGlobs: (root) =>
       rules.flatMap((r) => {
