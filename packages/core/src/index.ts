@@ -85,6 +85,10 @@ export * as Thinking from "./model/Thinking.js"
 export * as PermissionRule from "./permission/PermissionRule.js"
 /** Policy changes that come with a permission answer (the Agent SDK's `updatedPermissions`). */
 export * as PermissionUpdate from "./permission/PermissionUpdate.js"
+/** Paths as permission checks see them: real paths, and the workspace's boundary. */
+export * as PathBoundary from "./permission/PathBoundary.js"
+/** What Grep and Glob may show: not what Read deny rules cover, nothing outside the workspace. */
+export * as ReadRules from "./permission/ReadRules.js"
 /** The permission check before every tool call. */
 export * as Permissions from "./permission/Permissions.js"
 /** Paths whose writes always ask: settings folders, `.git/`, shell start-up files. */

@@ -100,6 +100,7 @@ export const search = (query: Query): Effect.Effect<ReadonlyArray<FileMatches>, 
       ({ mtimeMs, path: file }) =>
         Effect.promise(async (): Promise<FileMatches | undefined> => {
           if (!query.accepts(path.relative(query.root, file) || path.basename(file))) return undefined
+          if (query.shows !== undefined && !query.shows(file)) return undefined
           const text = await fs.readFile(file, "utf8").catch(() => "")
           if (text.length === 0 || isBinary(text)) return undefined
           const matches = matchText(query, text)

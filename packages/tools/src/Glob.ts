@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Tool } from "@keel/core"
+import { PermissionRule, type Permissions, ReadRules, Tool } from "@keel/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -37,7 +37,7 @@ export interface Result {
 }
 
 /** The Glob tool. @category Constructors */
-export const tool: Tool.Tool<typeof Input.Type> = Tool.make({
+export const tool: Tool.Tool<typeof Input.Type, Permissions.Permissions> = Tool.make({
   name: "Glob",
   description: Texts.Glob({ MAX_RESULTS }),
   input: Input,
@@ -45,7 +45,13 @@ export const tool: Tool.Tool<typeof Input.Type> = Tool.make({
   call: (input, context) =>
     Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
-      const found = yield* Workspace.find(path.resolve(context.cwd, input.path ?? "."), input.pattern)
+      const root = path.resolve(context.cwd, input.path ?? ".")
+      const scope = yield* ReadRules.forCall(context.cwd)
+      // The folder the call was allowed to search: its path and the pattern's fixed prefix. Files
+      // whose real path leaves it and the workspace (`**/../..`, symlinked folders) or that a Read
+      // deny rule covers are skipped silently.
+      const base = PermissionRule.targetPath("Glob", input, context.cwd) ?? root
+      const found = (yield* Workspace.find(root, input.pattern)).filter((f) => scope.visible(f.path, base))
       const filenames = found.slice(0, MAX_RESULTS).map((f) => f.path)
       const result: Result = {
         durationMs: (yield* Clock.currentTimeMillis) - started,

@@ -14,7 +14,7 @@
  * @since 0.1.0
  */
 import * as CommandExecutor from "@effect/platform/CommandExecutor"
-import { Tool } from "@keel/core"
+import { type Permissions, ReadRules, Tool } from "@keel/core"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -55,19 +55,29 @@ const description = Texts.Grep({
 
 type Search = (query: GrepQuery.Query) => Effect.Effect<ReadonlyArray<GrepOutput.FileMatches>, Tool.ToolError>
 
-const define = (search: Search): Tool.Tool<Input> =>
+const define = (search: Search): Tool.Tool<Input, Permissions.Permissions> =>
   Tool.make({
     name: "Grep",
     description,
     input: Input,
     isReadOnly: true,
     call: (input, context) =>
-      Effect.flatMap(GrepQuery.make(input, context.cwd), (query) =>
-        Effect.map(search(query), (files) => Tool.structured(GrepOutput.render(query, files), GrepOutput.result(query, files))))
+      Effect.gen(function*() {
+        const made = yield* GrepQuery.make(input, context.cwd)
+        // Files a Read deny rule covers, or outside the workspace, are skipped silently (as in Claude Code).
+        const scope = yield* ReadRules.forCall(context.cwd)
+        const query: GrepQuery.Query = {
+          ...made,
+          shows: (file) => scope.visible(file, made.root),
+          excludeGlobs: scope.excludeGlobs(made.root)
+        }
+        const files = (yield* search(query)).filter((f) => scope.visible(f.path, made.root))
+        return Tool.structured(GrepOutput.render(query, files), GrepOutput.result(query, files))
+      })
   })
 
 /** The Grep tool on the built-in search alone (no process is started). @category Constructors */
-export const tool: Tool.Tool<Input> = define(BuiltinSearch.search)
+export const tool: Tool.Tool<Input, Permissions.Permissions> = define(BuiltinSearch.search)
 
 /**
  * The Grep tool on ripgrep when it is installed, on the built-in search otherwise; `options` name
@@ -76,7 +86,7 @@ export const tool: Tool.Tool<Input> = define(BuiltinSearch.search)
  *
  * @category Constructors
  */
-export const makeWith = (options: Ripgrep.Options = {}): Effect.Effect<Tool.Tool<Input>, never, CommandExecutor.CommandExecutor> =>
+export const makeWith = (options: Ripgrep.Options = {}): Effect.Effect<Tool.Tool<Input, Permissions.Permissions>, never, CommandExecutor.CommandExecutor> =>
   Effect.gen(function*() {
     const executor = yield* CommandExecutor.CommandExecutor
     // Detected on the first call and remembered (an interrupted detection is not remembered).
@@ -99,4 +109,4 @@ export const makeWith = (options: Ripgrep.Options = {}): Effect.Effect<Tool.Tool
   })
 
 /** The Grep tool on ripgrep when it is installed (see {@link makeWith}). @category Constructors */
-export const make: Effect.Effect<Tool.Tool<Input>, never, CommandExecutor.CommandExecutor> = makeWith()
+export const make: Effect.Effect<Tool.Tool<Input, Permissions.Permissions>, never, CommandExecutor.CommandExecutor> = makeWith()

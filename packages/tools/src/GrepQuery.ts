@@ -84,6 +84,13 @@ export interface Query {
   /** Whether a file, by its path relative to `root` (its name when `root` is the file), passes `glob` and `type`. */
   readonly accepts: (relative: string) => boolean
   /**
+   * Whether a file found (absolute) may be shown: not covered by a `Read` deny rule, not outside
+   * the workspace (see `ReadRules`). Files it refuses are skipped unread; absent: every file.
+   */
+  readonly shows?: ((file: string) => boolean) | undefined
+  /** `--glob` exclusions ripgrep applies first (the deny rules under `root`), sparing it denied files. */
+  readonly excludeGlobs?: ReadonlyArray<string> | undefined
+  /**
    * A fresh regular expression: global, `s` (`.` matches any character but the line break the
    * search splits on), `i` when asked, and `m` in multiline mode, where it runs on a whole file.
    */

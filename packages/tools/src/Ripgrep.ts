@@ -91,6 +91,7 @@ export const args = (query: Query, target: string): Array<string> => {
     "--no-ignore-exclude",
     "--no-ignore-global",
     "--glob=!.git/",
+    ...(query.excludeGlobs ?? []).map((g) => `--glob=${g}`),
     "--text",
     "--crlf",
     "--encoding=none",
@@ -254,6 +255,7 @@ export const search = (
       if (++inspected % INSPECT_BATCH === 0) yield* Effect.yieldNow()
       const file = path.resolve(cwd, reported)
       if (!query.accepts(path.relative(root, file) || path.basename(file))) continue
+      if (query.shows !== undefined && !query.shows(file)) continue
       const info = inspect(file)
       if (info === undefined || !info.isText) continue
       found.push({ path: file, mtimeMs: info.mtimeMs, count, lines: [...lines.values()].sort((a, b) => a.number - b.number) })

@@ -12,7 +12,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Tool } from "@keel/core"
+import { Permissions, Tool } from "@keel/core"
 import { BuiltinSearch, Grep, GrepOutput, GrepQuery, Ripgrep } from "@keel/tools"
 import { ConfigProvider, Effect, Either } from "effect"
 import { spawnSync } from "node:child_process"
@@ -80,10 +80,12 @@ const fixture = (): string => {
 type Input = typeof Grep.Input.Type
 
 /** The platform, for ripgrep's process. */
-const platform = <A, E>(effect: Effect.Effect<A, E, any>) => effect.pipe(Effect.provide(NodeContext.layer)) as Effect.Effect<A, E>
+const platform = <A, E>(effect: Effect.Effect<A, E, any>) =>
+  effect.pipe(Effect.provide(NodeContext.layer), Effect.provide(Permissions.layerDefault)) as Effect.Effect<A, E>
 
 /** Grep's built-in search (`Grep.tool`). */
-const builtin = (input: Input, cwd: string) => Effect.either(Grep.tool.call(input, { toolUseId: "t", cwd }))
+const builtin = (input: Input, cwd: string) =>
+  Effect.either(Grep.tool.call(input, { toolUseId: "t", cwd })).pipe(Effect.provide(Permissions.layerDefault))
 
 /** Ripgrep alone, rendered as Grep renders: fails the test if ripgrep could not answer. */
 const ripgrep = (input: Input, cwd: string) =>

@@ -2,6 +2,7 @@
  * Glob and Grep on a real temporary tree with a `.gitignore`.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Permissions } from "@keel/core"
 import { Glob, Grep } from "@keel/tools"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -28,8 +29,11 @@ const project = () => {
   return dir
 }
 
-const call = <I>(tool: { call: (i: I, c: { toolUseId: string; cwd: string }) => Effect.Effect<unknown, any> }, input: I, cwd: string) =>
-  Effect.either(tool.call(input, { toolUseId: "t", cwd }) as Effect.Effect<string, any>)
+const call = <I>(
+  tool: { call: (i: I, c: { toolUseId: string; cwd: string }) => Effect.Effect<unknown, any, Permissions.Permissions> },
+  input: I,
+  cwd: string
+) => Effect.either(tool.call(input, { toolUseId: "t", cwd }) as Effect.Effect<string, any, Permissions.Permissions>).pipe(Effect.provide(Permissions.layerDefault))
 
 describe("Glob", () => {
   it.effect("matches a pattern, newest first, skipping what .gitignore ignores", () =>

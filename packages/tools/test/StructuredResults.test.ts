@@ -15,7 +15,7 @@ import type {
   TodoWriteOutput
 } from "@anthropic-ai/claude-agent-sdk/sdk-tools"
 import { assert, describe, it } from "@effect/vitest"
-import { SessionState, type Tool } from "@keel/core"
+import { Permissions, SessionState, type Tool } from "@keel/core"
 import { Bash, Edit, Glob, Grep, Read, TodoWrite, Write } from "@keel/tools"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
@@ -23,7 +23,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ok, structured } from "./support/Outcome.js"
 
-const session = () => Layer.merge(NodeContext.layer, Layer.effect(SessionState.SessionState, SessionState.make("s")))
+const session = () =>
+  Layer.mergeAll(NodeContext.layer, Layer.effect(SessionState.SessionState, SessionState.make("s")), Permissions.layerDefault)
 
 const call = <I, R>(make: Effect.Effect<Tool.Tool<I, R>, never, any>, input: I, cwd: string) =>
   Effect.flatMap(make, (tool) => tool.call(input, { toolUseId: "t", cwd })).pipe(Effect.either)

@@ -15,13 +15,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as path from "node:path"
 import { Actions } from "../action/Actions.js"
 import * as BashGrammar from "./BashGrammar.js"
+import * as PathBoundary from "./PathBoundary.js"
 import * as PermissionRule from "./PermissionRule.js"
 import * as PermissionUpdate from "./PermissionUpdate.js"
 import * as ProtectedPaths from "./ProtectedPaths.js"
-import { realPath } from "./RealPath.js"
 
 /** Permission modes (Claude Code's names). @category Models */
 export type Mode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk"
@@ -46,18 +45,15 @@ export interface Config {
 
 /**
  * Whether a file tool's call stays inside the workspace: the working directory and the additional
- * directories, symlinks resolved (a link inside that points outside is outside). Calls of other
- * tools are inside.
+ * directories, symlinks resolved (a link inside that points outside is outside); for `Glob` the
+ * pattern's fixed prefix counts (`../outside/*`, `/etc/*`). Calls of other tools are inside.
  *
  * @category Deciding
  */
 export const insideWorkspace = (config: Config, request: Pick<Request, "toolName" | "input" | "cwd">): boolean => {
-  const field = PermissionRule.PATH_FIELDS[request.toolName]
-  if (field === undefined) return true
-  const value = (request.input as Record<string, unknown> | null)?.[field]
-  const target = realPath(path.resolve(request.cwd, typeof value === "string" ? value : "."))
-  const roots = [request.cwd, ...(config.additionalDirectories ?? []).map((d) => path.resolve(request.cwd, d))].map(realPath)
-  return roots.some((root) => target === root || target.startsWith(root.endsWith(path.sep) ? root : root + path.sep))
+  const target = PermissionRule.targetPath(request.toolName, request.input, request.cwd)
+  return target === undefined ||
+    PathBoundary.inside(PathBoundary.roots(request.cwd, config.additionalDirectories), target)
 }
 
 /** The tools `acceptEdits` allows. @category Constants */
@@ -156,7 +152,10 @@ export const decide = (
   request: Request
 ): { readonly _tag: "Allow" } | { readonly _tag: "Deny" | "Ask"; readonly reason: string } => {
   const { cwd, input, toolName } = request
-  const denied = config.deny.find((r) => PermissionRule.matches(r, toolName, input, cwd))
+  // Read deny rules also deny the tools that read on Read's terms (Grep, Glob) where they cover their path.
+  const denied = config.deny.find((r) =>
+    PermissionRule.matches(r, toolName, input, cwd) || PermissionRule.coversRead(r, toolName, input, cwd)
+  )
   if (denied !== undefined) return { _tag: "Deny", reason: `the rule ${PermissionRule.format(denied)} denies it` }
   // A tool whose whole point is the user's answer asks in every mode (nobody else can answer it).
   if (USER_INTERACTION_TOOLS.has(toolName)) {
