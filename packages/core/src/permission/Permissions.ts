@@ -17,6 +17,7 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Actions } from "../action/Actions.js"
+import * as ToolOutputDir from "../tool/ToolOutputDir.js"
 import * as PermissionRule from "./PermissionRule.js"
 import * as PermissionUpdate from "./PermissionUpdate.js"
 
@@ -69,6 +70,8 @@ export const insideWorkspace = (config: Config, request: Pick<Request, "toolName
   if (field === undefined) return true
   const value = (request.input as Record<string, unknown> | null)?.[field]
   const target = realPath(path.resolve(request.cwd, typeof value === "string" ? value : "."))
+  // Output a tool spilled (Bash's full output) is the session's own: Read may read it back.
+  if (request.toolName === "Read" && ToolOutputDir.contains(target)) return true
   const roots = [request.cwd, ...(config.additionalDirectories ?? []).map((d) => path.resolve(request.cwd, d))].map(realPath)
   return roots.some((root) => target === root || target.startsWith(root.endsWith(path.sep) ? root : root + path.sep))
 }
