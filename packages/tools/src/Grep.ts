@@ -23,6 +23,7 @@ import * as BuiltinSearch from "./BuiltinSearch.js"
 import * as GrepOutput from "./GrepOutput.js"
 import * as GrepQuery from "./GrepQuery.js"
 import * as Ripgrep from "./Ripgrep.js"
+import * as Workspace from "./Workspace.js"
 import * as Texts from "./text/Texts.generated.js"
 
 /** Default number of output lines or paths (0 means all). @category Constants */
@@ -63,7 +64,11 @@ const define = (search: Search): Tool.Tool<Input> =>
     isReadOnly: true,
     call: (input, context) =>
       Effect.flatMap(GrepQuery.make(input, context.cwd), (query) =>
-        Effect.map(search(query), (files) => Tool.structured(GrepOutput.render(query, files), GrepOutput.result(query, files))))
+        // A path that is a pipe, socket or device is refused: searching it would wait for ever.
+        Workspace.checkRoot(query.root).pipe(
+          Effect.zipRight(search(query)),
+          Effect.map((files) => Tool.structured(GrepOutput.render(query, files), GrepOutput.result(query, files)))
+        ))
   })
 
 /** The Grep tool on the built-in search alone (no process is started). @category Constructors */
