@@ -128,6 +128,8 @@ export const makeWith = (options: Options): Effect.Effect<
   const path = yield* Path.Path
   return Tool.make({
     name: "Bash",
+    // Bounded by its own `timeout` input (default 2 minutes, at most 10), not by the generic tool timeout.
+    timeoutMs: Infinity,
     description,
     input: Input,
     isReadOnly: false,
