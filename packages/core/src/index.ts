@@ -27,6 +27,10 @@ export * as SessionPrompt from "./prompt/SessionPrompt.js"
 export * as TokenUsage from "./session/TokenUsage.js"
 /** What a running tool reports besides its result (a subagent's events). */
 export * as ToolEvent from "./tool/ToolEvent.js"
+/** Every tool call bounded in time, per tool and configurable. */
+export * as ToolTimeout from "./tool/ToolTimeout.js"
+/** Where tools spill output too large to return whole (Read may read it back). */
+export * as ToolOutputDir from "./tool/ToolOutputDir.js"
 /** The turn loop's policies: continuation, prompt-too-long recovery, call budget. */
 export * as TurnPolicy from "./turn/TurnPolicy.js"
 /** The turn loop's handle on reactive compaction. */

@@ -24,7 +24,7 @@ import {
   TurnLoop
 } from "@keel/core"
 import type { TurnEvent } from "@keel/core"
-import { Chunk, type Context, Effect, Fiber, Layer, Random, Ref, Schema, Stream, TestClock } from "effect"
+import { Chunk, ConfigProvider, type Context, Effect, Fiber, Layer, Random, Ref, Schema, Stream, TestClock } from "effect"
 
 type Event = TurnEvent.TurnEvent
 
@@ -124,6 +124,46 @@ const use = (name: string, id: string, ms: number, fail?: boolean) =>
   TestModel.toolUse(name, { id, ms, ...(fail === true ? { fail } : {}) }, id)
 
 describe("Tool execution", () => {
+  it.scoped("a call still running at its timeout (2 minutes by default) is stopped at exactly t=120 s; its error goes to the model and the turn goes on", () =>
+    Effect.gen(function*() {
+      const { context, log, state } = yield* setup([
+        TestModel.reply([use("Look", "slow", 3_600_000), use("Look", "quick", 1000)]),
+        TestModel.text("done")
+      ])
+      const events = yield* runFor(context, 200_000)
+      assert.strictEqual(events[events.length - 1]!._tag, "TurnComplete")
+      assert.deepStrictEqual(yield* requestTimes(context), [0, 120_000])
+      assert.deepStrictEqual(yield* Ref.get(log), ["start slow @0", "start quick @0", "end quick @1000", "interrupted slow @120000"])
+      const results = (yield* Ref.get(state.messages)).flatMap((m) => (m instanceof Message.UserMessage ? m.toolResults : []))
+      assert.deepStrictEqual(results.map((r) => [r.tool_use_id, r.content, r.is_error ?? false]), [
+        [
+          "slow",
+          "<tool_use_error>Look timed out after 120 s and was stopped (KEEL_TOOL_TIMEOUT_MS, or KEEL_TOOL_TIMEOUT_MS_LOOK for this tool, sets the limit).</tool_use_error>",
+          true
+        ],
+        ["quick", "done quick", false]
+      ])
+    }))
+
+  it.scoped("the timeout is set per tool (KEEL_TOOL_TIMEOUT_MS_<TOOL>) over all tools (KEEL_TOOL_TIMEOUT_MS); 0 turns it off", () =>
+    Effect.gen(function*() {
+      const run = (env: Record<string, string>, ms: number) =>
+        Effect.gen(function*() {
+          const { context, log } = yield* setup([
+            TestModel.reply([use("Look", "a", ms), use("Change", "b", ms)]),
+            TestModel.text("done")
+          ])
+          yield* runFor(context, 1_000_000).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+          return (yield* Ref.get(log)).filter((l) => !l.startsWith("start"))
+        })
+      assert.deepStrictEqual(yield* run({ KEEL_TOOL_TIMEOUT_MS: "5000", KEEL_TOOL_TIMEOUT_MS_LOOK: "2500" }, 10_000), [
+        "interrupted a @2500",
+        "interrupted b @7500"
+      ])
+      // The virtual clock goes on from t=1,000,000 (the first turn's end).
+      assert.deepStrictEqual(yield* run({ KEEL_TOOL_TIMEOUT_MS: "0" }, 500_000), ["end a @1500000", "end b @2000000"])
+    }))
+
   it.scoped("a parallel batch takes as long as its longest call: the next request goes out at t=3 s", () =>
     Effect.gen(function*() {
       const { context, log, state } = yield* setup([

@@ -66,6 +66,8 @@ export const format = (answers: Readonly<Record<string, string>>): string =>
 /** The AskUserQuestion tool. @category Constructors */
 export const tool: Tool.Tool<typeof Input.Type> = Tool.make({
   name: "AskUserQuestion",
+  // It waits for the user, who takes the time they take.
+  timeoutMs: Infinity,
   description,
   input: Input,
   isReadOnly: true,

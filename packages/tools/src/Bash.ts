@@ -2,7 +2,9 @@
  * `Bash` (`command`, `timeout`, `description`): runs a command in a real shell through
  * `@effect/platform`'s `Command`, in its own process group. The working directory carries over
  * between calls of a session (a `cd` sticks). Output (stdout, then stderr) is capped at 30,000
- * characters with the middle cut and a note; a non-zero exit is an error result that reports the
+ * characters with the middle cut and a note, in bounded memory while the command runs: only each
+ * stream's head and tail are kept, and a stream longer than that is spilled whole to a file in
+ * `ToolOutputDir` that the note names, for Read (`BoundedOutput`); a non-zero exit is an error result that reports the
  * code. The timeout is 120 s by default and 600 s at most, under `Clock`; on timeout or interruption
  * the whole process group is killed (SIGTERM, then SIGKILL after a grace period). Read-only
  * commands may run in parallel with other safe calls; a failed command cancels the calls beside it.
@@ -13,7 +15,7 @@ import * as Command from "@effect/platform/Command"
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { SessionState, Tool } from "@keel/core"
+import { SessionState, Tool, ToolOutputDir } from "@keel/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -23,6 +25,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as os from "node:os"
 import * as BashReadOnly from "./BashReadOnly.js"
+import * as BoundedOutput from "./BoundedOutput.js"
 import * as Texts from "./text/Texts.generated.js"
 
 /** Claude Code's limits. @category Constants */
@@ -62,6 +65,36 @@ export const capMiddle = (text: string, max = MAX_OUTPUT_CHARS): string => {
   }`
 }
 
+const trimEnd = (s: string) => s.replace(/\n+$/, "")
+
+/**
+ * The text the model sees of a command's stdout and stderr (stdout first), within
+ * {@link MAX_OUTPUT_CHARS} together: stderr gets up to a third when both are long; a stream cut
+ * shorter than it printed is spilled whole to a file its note names. Also each alone, for the
+ * structured result.
+ */
+const render = (
+  out: BoundedOutput.Captured,
+  err: BoundedOutput.Captured,
+  outCollector: BoundedOutput.Collector,
+  errCollector: BoundedOutput.Collector
+) =>
+  Effect.gen(function*() {
+    let errBudget = Math.min(err.chars, out.chars > 0 ? Math.floor(MAX_OUTPUT_CHARS / 3) : MAX_OUTPUT_CHARS)
+    const outBudget = Math.min(out.chars, MAX_OUTPUT_CHARS - errBudget)
+    errBudget = Math.min(err.chars, MAX_OUTPUT_CHARS - outBudget)
+    const spilled = (c: BoundedOutput.Captured, collector: BoundedOutput.Collector, budget: number) =>
+      BoundedOutput.fits(c, budget) ? Effect.succeed(c) : collector.spill
+    const o = yield* spilled(out, outCollector, Math.min(outBudget, MAX_OUTPUT_CHARS))
+    const e = yield* spilled(err, errCollector, Math.min(errBudget, MAX_OUTPUT_CHARS))
+    const stdout = trimEnd(BoundedOutput.render(o, MAX_OUTPUT_CHARS))
+    const stderr = trimEnd(BoundedOutput.render(e, MAX_OUTPUT_CHARS))
+    const output = [trimEnd(BoundedOutput.render(o, outBudget)), trimEnd(BoundedOutput.render(e, errBudget))]
+      .filter((s) => s.length > 0)
+      .join("\n")
+    return { output, stdout, stderr }
+  })
+
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
 
 /**
@@ -95,6 +128,8 @@ export const makeWith = (options: Options): Effect.Effect<
   const path = yield* Path.Path
   return Tool.make({
     name: "Bash",
+    // Bounded by its own `timeout` input (default 2 minutes, at most 10), not by the generic tool timeout.
+    timeoutMs: Infinity,
     description,
     input: Input,
     isReadOnly: false,
@@ -112,10 +147,12 @@ export const makeWith = (options: Options): Effect.Effect<
         const proc = yield* Command.start(options.env === undefined ? command : Command.env(command, options.env)).pipe(
           Effect.catchAll((e) => Tool.fail(`Could not start bash in ${cwd}: ${e.message}`))
         )
-        const out: Array<string> = []
-        const err: Array<string> = []
-        const collect = (stream: Stream.Stream<Uint8Array, unknown>, into: Array<string>) =>
-          Effect.fork(Stream.runForEach(Stream.decodeText(stream), (s) => Effect.sync(() => into.push(s))).pipe(Effect.ignore))
+        const spillPath = (name: string) =>
+          path.join(ToolOutputDir.directory, `bash-${process.pid}-${toolContext.toolUseId.replace(/\W/g, "_")}.${name}.log`)
+        const out = yield* BoundedOutput.make({ spillPath: spillPath("stdout") })
+        const err = yield* BoundedOutput.make({ spillPath: spillPath("stderr") })
+        const collect = (stream: Stream.Stream<Uint8Array, unknown>, into: BoundedOutput.Collector) =>
+          Effect.fork(Stream.runForEach(stream, into.write).pipe(Effect.ignore))
         const readers = [yield* collect(proc.stdout, out), yield* collect(proc.stderr, err)]
         const timeoutMs = input.timeout ?? DEFAULT_TIMEOUT_MS
         const exit = yield* Effect.timeoutOption(proc.exitCode.pipe(Effect.either), Duration.millis(timeoutMs))
@@ -131,9 +168,7 @@ export const makeWith = (options: Options): Effect.Effect<
         if (Option.isSome(newCwd) && newCwd.value.trim() !== "") {
           yield* Ref.set(state.shellCwd, newCwd.value.trim())
         }
-        const stdout = out.join("").replace(/\n+$/, "")
-        const stderr = err.join("").replace(/\n+$/, "")
-        const output = capMiddle([stdout, stderr].filter((s) => s.length > 0).join("\n"))
+        const { output, stdout, stderr } = yield* render(yield* out.end, yield* err.end, out, err)
         if (Option.isNone(exit)) {
           return yield* Tool.fail(
             `Command timed out after ${timeoutMs / 1000} s and was killed with its children.${output ? `\n${output}` : ""}`
@@ -144,8 +179,8 @@ export const makeWith = (options: Options): Effect.Effect<
           return yield* Tool.fail(`${code === undefined ? "Killed by a signal" : `Exit code ${code}`}${output ? `\n${output}` : ""}`)
         }
         const result: Result = {
-          stdout: capMiddle(stdout),
-          stderr: capMiddle(stderr),
+          stdout,
+          stderr,
           interrupted: false,
           isImage: false,
           noOutputExpected: false

@@ -15,15 +15,22 @@ import * as Path from "@effect/platform/Path"
 import { FileState, type SessionState, Tool } from "@keel/core"
 import { structuredPatch } from "diff"
 import * as Effect from "effect/Effect"
+import * as RegularFile from "./RegularFile.js"
 
 const mtimeOf = (info: FileSystem.File.Info) => (info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
 
-/** The file's info, or `undefined` when it does not exist. @category Reading */
+/** The file's info, or `undefined` when it does not exist; fails when it is not a regular file. @category Reading */
 export const statIfExists = (fs: FileSystem.FileSystem, file: string) =>
-  fs.stat(file).pipe(
-    Effect.map((info): FileSystem.File.Info | undefined => info),
-    Effect.catchAll((e) =>
-      e._tag === "SystemError" && e.reason === "NotFound" ? Effect.succeed(undefined) : Tool.fail(`Cannot access ${file}: ${e.message}`)
+  // A pipe, socket or device is refused before anything reads or replaces it (reading a pipe blocks).
+  RegularFile.checkTarget(file).pipe(
+    Effect.catchAll((e) => Tool.fail(e.message)),
+    Effect.zipRight(
+      fs.stat(file).pipe(
+        Effect.map((info): FileSystem.File.Info | undefined => info),
+        Effect.catchAll((e) =>
+          e._tag === "SystemError" && e.reason === "NotFound" ? Effect.succeed(undefined) : Tool.fail(`Cannot access ${file}: ${e.message}`)
+        )
+      )
     )
   )
 

@@ -23,6 +23,7 @@ import * as BuiltinSearch from "./BuiltinSearch.js"
 import * as GrepOutput from "./GrepOutput.js"
 import * as GrepQuery from "./GrepQuery.js"
 import * as Ripgrep from "./Ripgrep.js"
+import * as Workspace from "./Workspace.js"
 import * as Texts from "./text/Texts.generated.js"
 
 /** Default number of output lines or paths (0 means all). @category Constants */
@@ -64,6 +65,8 @@ const define = (search: Search): Tool.Tool<Input, Permissions.Permissions> =>
     call: (input, context) =>
       Effect.gen(function*() {
         const made = yield* GrepQuery.make(input, context.cwd)
+        // A path that is a pipe, socket or device is refused: searching it would wait for ever.
+        yield* Workspace.checkRoot(made.root)
         // Files a Read deny rule covers, or outside the workspace, are skipped silently (as in Claude Code).
         const scope = yield* ReadRules.forCall(context.cwd)
         const query: GrepQuery.Query = {

@@ -14,10 +14,10 @@ import * as Path from "@effect/platform/Path"
 import { FileState, Message, type SessionState, TokenEstimate, Tool } from "@keel/core"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as FileLines from "./FileLines.js"
 import * as MediaType from "./MediaType.js"
+import * as RegularFile from "./RegularFile.js"
 import * as Texts from "./text/Texts.generated.js"
 
 /** Lines returned when no `limit` is given. @category Constants */
@@ -46,6 +46,13 @@ export const MAX_IMAGE_SIDE = 8000
 export const MAX_PDF_BYTES = 20_971_520
 /** Most pages of a PDF the API reads in one request. @category Constants */
 export const MAX_PDF_PAGES = 100
+/**
+ * Most bytes read to count a text file's lines (64 MB): a larger file is read only as far as the
+ * range asked for, and its count is given as unknown (or estimated, in a refusal).
+ *
+ * @category Constants
+ */
+export const MAX_BYTES_COUNTED = 67_108_864
 /** Bytes looked at to tell what a file is (magic numbers, NUL bytes). @category Constants */
 export const SNIFF_BYTES = 8192
 
@@ -109,10 +116,10 @@ const roundDown = (n: number): number =>
  * The refusal of a text file too large to read without a range: its size in bytes, lines and
  * estimated tokens, the cap, and a first range that fits (from the file's average line length).
  */
-const tooLargeWhole = (file: string, bytes: number, lines: number, maxTokens: number): string => {
+const tooLargeWhole = (file: string, bytes: number, lines: number, maxTokens: number, counted: boolean): string => {
   const perLine = bytes / Math.max(1, lines) + 8 // the number and tab of each line
   const fits = Math.min(DEFAULT_LIMIT, lines, roundDown((maxTokens * TokenEstimate.CHARS_PER_TOKEN * 0.9) / perLine))
-  return `${file} is too large to read at once: ${bytes} bytes, ${lines} lines, about ${tokensOf(bytes)} tokens; ` +
+  return `${file} is too large to read at once: ${bytes} bytes, ${counted ? "" : "about "}${lines} lines, about ${tokensOf(bytes)} tokens; ` +
     `Read reads at most ${MAX_BYTES_WITHOUT_RANGE} bytes without a range and returns at most ${maxTokens} tokens. ` +
     `Read it in parts with offset and limit: read lines 1-${fits} first (offset 1, limit ${fits}), then continue from ` +
     `offset ${fits + 1}. To find something in it, search it with Grep instead.`
@@ -161,6 +168,10 @@ export interface TextResult {
     readonly totalLines: number
   }
 }
+
+/** The file's line count, or (not counted whole) an estimate from the lines seen in the bytes read. */
+const linesOf = (shown: FileLines.Lines, size: number): number =>
+  shown.complete || shown.bytesRead === 0 ? shown.total : Math.round((shown.total / shown.bytesRead) * size)
 
 const textResult = (file: string, shown: FileLines.Lines, offset: number): TextResult => ({
   type: "text",
@@ -259,7 +270,7 @@ export const makeWith = (
       isReadOnly: true,
       maxResultChars: Infinity,
       call: (input, context) =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           const file = path.resolve(context.cwd, input.file_path)
           const info = yield* fs.stat(file).pipe(
             Effect.catchAll((e) =>
@@ -273,13 +284,11 @@ export const makeWith = (
           if (info.type === "Directory") {
             return yield* Tool.fail(`${file} is a directory, not a file. List it with a shell or glob tool instead.`)
           }
-          const cannotRead = (e: { readonly message: string }) => Tool.fail(`Cannot read ${file}: ${e.message}`)
-          const head = yield* Effect.scoped(Effect.flatMap(fs.open(file), (f) => f.readAlloc(SNIFF_BYTES))).pipe(
-            Effect.map(Option.getOrElse(() => new Uint8Array(0))),
-            Effect.catchAll(cannotRead)
-          )
+          // Never opened unless regular: a named pipe, socket or device could block the read for ever.
+          const opened = yield* RegularFile.open(file).pipe(Effect.catchAll((e) => Tool.fail(e.message)))
+          const head = yield* RegularFile.readHead(opened, file, SNIFF_BYTES).pipe(Effect.catchAll((e) => Tool.fail(e.message)))
           yield* FileState.record(file, info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
-          const size = Number(info.size)
+          const size = opened.stats.size
           const kind = MediaType.sniff(head)
           if (kind !== undefined) yield* checkSize(file, kind, size)
           if (kind === undefined && isBinary(head)) {
@@ -289,21 +298,29 @@ export const makeWith = (
             )
           }
           if (kind !== undefined) {
-            const bytes = yield* fs.readFile(file).pipe(Effect.catchAll(cannotRead))
+            // At most the cap, and one byte more to see a file that grew past it since its size was taken.
+            const cap = kind._tag === "Image" ? MAX_IMAGE_BYTES : MAX_PDF_BYTES
+            const bytes = yield* RegularFile.readHead(opened, file, cap + 1).pipe(Effect.catchAll((e) => Tool.fail(e.message)))
             yield* checkSize(file, kind, bytes.length)
             return yield* kind._tag === "Image" ? imageOutput(file, bytes, kind) : pdfOutput(file, bytes)
           }
           const ranged = input.offset !== undefined || input.limit !== undefined
           const offset = input.offset ?? 1
           const limit = input.limit ?? DEFAULT_LIMIT
-          const shown = yield* FileLines.read(fs, file, {
-            // A file too large to read whole is only counted, for the refusal.
+          const whole = !ranged && size > MAX_BYTES_WITHOUT_RANGE
+          const shown = yield* FileLines.read(opened, file, {
+            // A file too large to read whole is only counted (up to a bound), for the refusal.
             first: offset,
-            count: !ranged && size > MAX_BYTES_WITHOUT_RANGE ? 0 : limit,
-            maxLineBytes: MAX_LINE_LENGTH * 4
-          }).pipe(Effect.catchAll(cannotRead))
-          if (!ranged && size > MAX_BYTES_WITHOUT_RANGE) return yield* Tool.fail(tooLargeWhole(file, size, shown.total, maxTokens))
-          if (shown.total === 0) return Tool.structured(`(${file} exists but is empty)`, textResult(file, shown, 1))
+            count: whole ? 0 : limit,
+            maxLineBytes: MAX_LINE_LENGTH * 4,
+            countBytes: MAX_BYTES_COUNTED,
+            // Past this, the lines are over the token cap whatever their characters: enough to say what fits.
+            maxKeptBytes: maxTokens * TokenEstimate.CHARS_PER_TOKEN * 4
+          }).pipe(Effect.catchAll((e) => Tool.fail(e.message)))
+          if (whole) return yield* Tool.fail(tooLargeWhole(file, size, linesOf(shown, size), maxTokens, shown.complete))
+          if (shown.total === 0 && shown.complete) {
+            return Tool.structured(`(${file} exists but is empty)`, textResult(file, shown, 1))
+          }
           if (offset > shown.total) {
             return yield* Tool.fail(
               `${file} has ${shown.total} lines; offset ${offset} is past the end. Use an offset from 1 to ${shown.total}.`
@@ -312,13 +329,16 @@ export const makeWith = (
           const body = numberLines(shown.lines, offset, shown.cut)
           if (tokensOf(body.length) > maxTokens) return yield* Tool.fail(tooLargeRange(file, shown, offset, body.length, maxTokens))
           const last = offset + shown.lines.length - 1
+          const of = shown.complete
+            ? `${shown.total}`
+            : `a ${megabytes(size)} file, not counted to its end`
           return Tool.structured(
-            last < shown.total || offset > 1
-              ? `${body}\n\n(Lines ${offset}-${last} of ${shown.total}. Use offset and limit to read other parts.)`
+            last < shown.total || offset > 1 || !shown.complete
+              ? `${body}\n\n(Lines ${offset}-${last} of ${of}. Use offset and limit to read other parts.)`
               : body,
             textResult(file, shown, offset)
           )
-        })
+        }))
     })
   })
 

@@ -188,6 +188,8 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type, Requir
   const agents = options.agents ?? Subagents.builtin
   return Tool.make({
     name: Subagents.TASK_TOOL_NAME,
+    // A subagent runs as long as its own turns do (each of its tool calls is bounded).
+    timeoutMs: Infinity,
     description: describeTool(agents, options.maxTurns ?? DEFAULT_MAX_TURNS),
     input: Input,
     isReadOnly: true,

@@ -8,8 +8,10 @@
 export * as BuiltinTools from "./BuiltinTools.js"
 /** The Read tool. */
 export * as Read from "./Read.js"
-/** A range of a text file's lines, read as a stream (what Read reads text with). */
+/** A range of a text file's lines, read through a fixed buffer (what Read reads text with). */
 export * as FileLines from "./FileLines.js"
+/** Opening a file only when it is a regular file (never a pipe, socket or device). */
+export * as RegularFile from "./RegularFile.js"
 /** The Write tool. */
 export * as Write from "./Write.js"
 /** The Edit tool. */
@@ -20,6 +22,8 @@ export * as FileWrites from "./FileWrites.js"
 export * as LineEndings from "./LineEndings.js"
 /** The Bash tool. */
 export * as Bash from "./Bash.js"
+/** One output stream in bounded memory: head and tail kept, the whole spilled to a file. */
+export * as BoundedOutput from "./BoundedOutput.js"
 /** Which Bash commands only read (and may run in parallel). */
 export * as BashReadOnly from "./BashReadOnly.js"
 /** The Glob tool. */

@@ -4,7 +4,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, beforeAll, describe, it } from "@effect/vitest"
-import { BashGrammar, Message, Permissions, SessionState, ToolRegistry, ToolRuntime } from "@keel/core"
+import { BashGrammar, Message, Permissions, SessionState, ToolOutputDir, ToolRegistry, ToolRuntime } from "@keel/core"
 import { Bash, BashReadOnly } from "@keel/tools"
 import { Chunk, Effect, Fiber, Layer, Stream } from "effect"
 import { spawnSync } from "node:child_process"
@@ -58,7 +58,40 @@ describe("Bash", () => {
       const out = ok(yield* bash({ command: "printf 'a%.0s' $(seq 1 20000); printf 'z%.0s' $(seq 1 20000)" }, tempDir()))
       assert.isTrue(out.startsWith("a".repeat(15_000)))
       assert.isTrue(out.endsWith("z".repeat(15_000)))
-      assert.include(out, "[... 10000 characters cut from the middle of the output ...]")
+      assert.include(out, "[... 10,000 characters cut from the middle of the output; the full output (40,000 bytes, 0 lines) is in ")
+      const spill = /is in (\S+): read it with Read/.exec(out)![1]!
+      assert.strictEqual(fs.readFileSync(spill, "utf8"), "a".repeat(20_000) + "z".repeat(20_000))
+    }).pipe(Effect.provide(session)))
+
+  it.live("20 MB of output: head and tail kept, the whole of it spilled to a file Read may read, memory bounded", () =>
+    Effect.gen(function*() {
+      const before = process.memoryUsage().rss
+      const out = ok(yield* bash({ command: "seq 1 2500000; echo oops >&2" }, tempDir(), "big"))
+      const grew = process.memoryUsage().rss - before
+      assert.isTrue(out.startsWith("1\n2\n3\n"))
+      assert.isTrue(out.endsWith("2499999\n2500000\noops"), out.slice(-100))
+      assert.isBelow(out.length, Bash.MAX_OUTPUT_CHARS + 400)
+      const spill = /is in (\S+): read it with Read/.exec(out)![1]!
+      assert.strictEqual(path.dirname(spill), fs.realpathSync(ToolOutputDir.directory))
+      const expected = spawnSync("seq", ["1", "2500000"], { maxBuffer: 100_000_000 }).stdout
+      assert.isTrue(fs.readFileSync(spill).equals(expected))
+      assert.include(out, `the full output (${expected.length.toLocaleString("en-US")} bytes, 2,500,000 lines)`)
+      // Read is allowed there without a rule, as inside the working directory; nowhere else outside it.
+      const config: Permissions.Config = { mode: "default", allow: [], deny: [], ask: [] }
+      assert.isTrue(Permissions.insideWorkspace(config, { toolName: "Read", input: { file_path: spill }, cwd: tempDir() }))
+      assert.isFalse(Permissions.insideWorkspace(config, { toolName: "Write", input: { file_path: spill }, cwd: tempDir() }))
+      assert.isFalse(
+        Permissions.insideWorkspace(config, { toolName: "Read", input: { file_path: ToolOutputDir.directory + "-x/a" }, cwd: tempDir() })
+      )
+      // 20 MB printed; far less held (the old code held it all, twice, as strings).
+      assert.isBelow(grew, 60_000_000)
+    }).pipe(Effect.provide(session)), 60_000)
+
+  it.live("a short stderr after a long stdout keeps its place and its text", () =>
+    Effect.gen(function*() {
+      const out = ok(yield* bash({ command: "head -c 100000 /dev/zero | tr '\\0' a; echo; echo 'E: failed here' >&2" }, tempDir()))
+      assert.isTrue(out.endsWith("a\nE: failed here"), out.slice(-60))
+      assert.isBelow(out.length, Bash.MAX_OUTPUT_CHARS + 400)
     }).pipe(Effect.provide(session)))
 
   it.live("a timeout kills the command and its children, and keeps the output so far", () =>

@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { SessionState, Tool } from "@keel/core"
 import { Edit, Read, Write } from "@keel/tools"
 import { Effect, Layer } from "effect"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -215,4 +216,27 @@ describe("what a write keeps", () => {
       assert.deepStrictEqual(fs.readdirSync(path.join(dir, "config")), ["settings.json"])
       assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["config", "settings.json"])
     }).pipe(Effect.provide(session)))
+})
+
+describe("Write and Edit on what is not a regular file", () => {
+  it.effect("a read file swapped for a named pipe (same mtime) is refused at once, not read (that would block)", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const file = path.join(dir, "a.txt")
+      fs.writeFileSync(file, "one\n")
+      ok(yield* call(Read.make, { file_path: file }, dir))
+      const { mtime } = fs.statSync(file)
+      fs.rmSync(file)
+      execFileSync("mkfifo", [file])
+      fs.utimesSync(file, mtime, mtime)
+      const refusal = `${file} is a named pipe (FIFO), not a regular file; file tools read and write regular files only ` +
+        "(reading a pipe, socket or device could wait for ever)."
+      assert.strictEqual(err(yield* call(Write.make, { file_path: file, content: "two\n" }, dir)), refusal)
+      assert.strictEqual(err(yield* call(Edit.make, { file_path: file, old_string: "one", new_string: "two" }, dir)), refusal)
+      assert.isTrue(fs.statSync(file).isFIFO())
+      assert.include(
+        err(yield* call(Write.make, { file_path: "/dev/null", content: "x" }, dir)),
+        "/dev/null is a character device, not a regular file"
+      )
+    }).pipe(Effect.provide(session)), 10_000)
 })

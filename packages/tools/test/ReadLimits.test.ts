@@ -4,11 +4,11 @@
  * a range of a file as a stream.
  */
 import { NodeContext } from "@effect/platform-node"
-import * as FileSystem from "@effect/platform/FileSystem"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState } from "@keel/core"
-import { FileLines, Read } from "@keel/tools"
+import { FileLines, Read, RegularFile } from "@keel/tools"
 import { ConfigProvider, Effect, Layer } from "effect"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -103,18 +103,62 @@ describe("Read's limits", () => {
     }))
 })
 
+describe("Read of huge files and of what is not a regular file", () => {
+  it.effect("limit 5 of a sparse 600 MB log: five lines at once, the count not taken", () =>
+    Effect.gen(function*() {
+      const file = write("huge.log", Array.from({ length: 400 }, (_, i) => `event ${i + 1} ${"x".repeat(40)}`).join("\n") + "\n")
+      fs.truncateSync(file, 600_000_000)
+      const started = Date.now()
+      const out = ok(yield* read({ file_path: file, limit: 5 }))
+      assert.isBelow(Date.now() - started, 3_000)
+      assert.strictEqual(out.split("\n").filter((l) => /^\s+\d+\t/.test(l)).length, 5)
+      assert.include(out, "     5\tevent 5 ")
+      assert.include(out, "(Lines 1-5 of a 572.2 MB file, not counted to its end.")
+      // Without a range: refused with the size and a range to read, without reading it all.
+      const whole = err(yield* read({ file_path: file }))
+      assert.include(whole, "600000000 bytes, about ")
+      assert.include(whole, "Read it in parts with offset and limit")
+      fs.rmSync(file)
+    }), 30_000)
+
+  it.effect("a named pipe is refused at once (opening it would wait for a writer for ever)", () =>
+    Effect.gen(function*() {
+      const fifo = path.join(dir, `pipe-${Math.random().toString(36).slice(2)}`)
+      execFileSync("mkfifo", [fifo])
+      assert.strictEqual(
+        err(yield* read({ file_path: fifo })),
+        `${fifo} is a named pipe (FIFO), not a regular file; file tools read and write regular files only ` +
+          "(reading a pipe, socket or device could wait for ever)."
+      )
+      assert.include(err(yield* read({ file_path: "/dev/zero" })), "/dev/zero is a character device, not a regular file")
+    }))
+
+  it.effect("a file swapped for a pipe after its stat is still not opened blocking", () =>
+    Effect.gen(function*() {
+      const fifo = path.join(dir, `swap-${Math.random().toString(36).slice(2)}`)
+      execFileSync("mkfifo", [fifo])
+      // RegularFile.open's own checks, past Read's stat: the stat refuses it, and so would the fstat.
+      const refused = yield* Effect.either(Effect.scoped(RegularFile.open(fifo)))
+      assert.strictEqual(refused._tag === "Left" && refused.left._tag, "NotRegularFile")
+      assert.strictEqual(yield* Effect.either(RegularFile.checkTarget(fifo)).pipe(Effect.map((e) => e._tag)), "Left")
+      assert.strictEqual(yield* Effect.either(RegularFile.checkTarget(path.join(dir, "new.txt"))).pipe(Effect.map((e) => e._tag)), "Right")
+    }))
+})
+
 describe("FileLines", () => {
   const lines = (content: string, options: Partial<FileLines.Options> = {}) =>
     Effect.gen(function*() {
       const file = write(`lines-${Math.random().toString(36).slice(2)}.txt`, content)
-      const fsys = yield* FileSystem.FileSystem
-      return yield* FileLines.read(fsys, file, { first: 1, count: 100, maxLineBytes: 1_000, ...options })
-    }).pipe(Effect.provide(NodeContext.layer))
+      return yield* Effect.scoped(
+        Effect.flatMap(RegularFile.open(file), (opened) =>
+          FileLines.read(opened, file, { first: 1, count: 100, maxLineBytes: 1_000, ...options }))
+      )
+    })
 
   it.effect("splits on \\n, drops a \\r before it, counts a last line without a newline and not an empty one after it", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual((yield* lines("a\r\nb\n\nc")).lines, ["a", "b", "", "c"])
-      assert.deepStrictEqual(yield* lines("a\nb\n"), { lines: ["a", "b"], cut: new Set<number>(), total: 2 })
+      assert.deepStrictEqual(yield* lines("a\nb\n"), { lines: ["a", "b"], cut: new Set<number>(), total: 2, complete: true, bytesRead: 4 })
       assert.strictEqual((yield* lines("")).total, 0)
     }))
 
@@ -124,6 +168,51 @@ describe("FileLines", () => {
       const found = yield* lines(text, { first: 10, count: 3, chunkSize: 7 })
       assert.deepStrictEqual(found.lines, ["é9→ü", "é10→ü", "é11→ü"])
       assert.strictEqual(found.total, 50)
+    }))
+
+  it.effect("a CRLF and a multi-byte character split across every possible read boundary stay whole", () =>
+    Effect.gen(function*() {
+      const text = "añ€𝄞b\r\nx\r\n€€\r\nlast"
+      for (let chunkSize = 1; chunkSize <= 12; chunkSize++) {
+        const found = yield* lines(text, { chunkSize })
+        assert.deepStrictEqual(found.lines, ["añ€𝄞b", "x", "€€", "last"], `chunk size ${chunkSize}`)
+        assert.strictEqual(found.total, 4)
+      }
+      const end = yield* lines(text, { first: 3, count: 5, chunkSize: 5 })
+      assert.deepStrictEqual(end.lines, ["€€", "last"])
+      assert.isTrue(end.complete)
+    }))
+
+  it.effect("stops reading once the range is read and countBytes are counted: the count is then partial", () =>
+    Effect.gen(function*() {
+      const text = Array.from({ length: 10_000 }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
+      const found = yield* lines(text, { first: 3, count: 2, chunkSize: 1_000, countBytes: 2_000 })
+      assert.deepStrictEqual(found.lines, ["line 3", "line 4"])
+      assert.isFalse(found.complete)
+      assert.strictEqual(found.bytesRead, 2_000)
+      assert.isBelow(found.total, 10_000)
+      const counted = yield* lines(text, { first: 3, count: 2, chunkSize: 1_000 })
+      assert.deepStrictEqual([counted.total, counted.complete], [10_000, true])
+      // Kept lines past maxKeptBytes: reading stops there.
+      const capped = yield* lines(text, { first: 1, count: 10_000, chunkSize: 1_000, maxKeptBytes: 500, countBytes: 0 })
+      assert.isBelow(capped.lines.length, 200)
+      assert.isFalse(capped.complete)
+    }))
+
+  it.effect("lines 1-5 of a sparse 600 MB file are read from its first buffer, not the file", () =>
+    Effect.gen(function*() {
+      const file = write(`sparse-${Math.random().toString(36).slice(2)}.log`, "first\nsecond\nthird\nfourth\nfifth\nsixth\n")
+      fs.truncateSync(file, 600_000_000)
+      const started = Date.now()
+      const found = yield* Effect.scoped(
+        Effect.flatMap(RegularFile.open(file), (opened) =>
+          FileLines.read(opened, file, { first: 1, count: 5, maxLineBytes: 8_000, countBytes: 1_000_000 }))
+      )
+      assert.deepStrictEqual(found.lines, ["first", "second", "third", "fourth", "fifth"])
+      assert.isFalse(found.complete)
+      assert.isAtMost(found.bytesRead, 1_048_576)
+      assert.isBelow(Date.now() - started, 2_000)
+      fs.rmSync(file)
     }))
 
   it.effect("cuts a line at maxLineBytes and says so", () =>

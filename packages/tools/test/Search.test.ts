@@ -5,6 +5,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Permissions } from "@keel/core"
 import { Glob, Grep } from "@keel/tools"
 import { Effect } from "effect"
+import { NodeContext } from "@effect/platform-node"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -100,4 +102,21 @@ describe("Grep", () => {
       assert.strictEqual(ok(yield* call(Grep.tool, { pattern: "a", output_mode: "count", path: "src/b.ts" }, dir)), "src/b.ts:6")
       assert.include(err(yield* call(Grep.tool, { pattern: "a", type: "toString" }, dir)), "Unknown type")
     }))
+})
+
+describe("Glob and Grep skip what is not a regular file", () => {
+  it.effect("a named pipe in the tree is skipped (not listed, never opened); named as the path it is refused at once", () =>
+    Effect.gen(function*() {
+      const dir = project()
+      const fifo = path.join(dir, "src", "pipe.ts")
+      execFileSync("mkfifo", [fifo])
+      assert.strictEqual(ok(yield* call(Glob.tool, { pattern: "**/*.ts" }, dir)), [path.join(dir, "src/b.ts"), path.join(dir, "src/a.ts")].join("\n"))
+      assert.strictEqual(ok(yield* call(Grep.tool, { pattern: "alpha" }, dir)), "docs/guide.md\nsrc/b.ts\nsrc/a.ts")
+      const refusal = `${fifo} is a named pipe (FIFO), not a file or a folder; only files and folders are searched.`
+      assert.strictEqual(err(yield* call(Grep.tool, { pattern: "alpha", path: fifo }, dir)), refusal)
+      // ripgrep, when installed, would open the pipe named as its path and wait for ever.
+      const rg = yield* Grep.makeWith().pipe(Effect.provide(NodeContext.layer))
+      assert.strictEqual(err(yield* call(rg, { pattern: "alpha", path: fifo }, dir)), refusal)
+      assert.strictEqual(ok(yield* call(rg, { pattern: "alpha" }, dir)), "docs/guide.md\nsrc/b.ts\nsrc/a.ts")
+    }), 10_000)
 })

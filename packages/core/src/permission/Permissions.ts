@@ -16,6 +16,7 @@ import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { Actions } from "../action/Actions.js"
+import * as ToolOutputDir from "../tool/ToolOutputDir.js"
 import * as BashGrammar from "./BashGrammar.js"
 import * as PathBoundary from "./PathBoundary.js"
 import * as PermissionRule from "./PermissionRule.js"
@@ -52,8 +53,10 @@ export interface Config {
  */
 export const insideWorkspace = (config: Config, request: Pick<Request, "toolName" | "input" | "cwd">): boolean => {
   const target = PermissionRule.targetPath(request.toolName, request.input, request.cwd)
-  return target === undefined ||
-    PathBoundary.inside(PathBoundary.roots(request.cwd, config.additionalDirectories), target)
+  if (target === undefined) return true
+  // Output a tool spilled (Bash's full output) is the session's own: Read may read it back.
+  if (request.toolName === "Read" && ToolOutputDir.contains(PathBoundary.realPath(target))) return true
+  return PathBoundary.inside(PathBoundary.roots(request.cwd, config.additionalDirectories), target)
 }
 
 /** The tools `acceptEdits` allows. @category Constants */

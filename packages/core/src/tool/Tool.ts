@@ -111,6 +111,11 @@ export interface Tool<in out I = any, out R = never> {
    * saved, because the tool bounds its output itself (Read). Absent: the budget's threshold.
    */
   readonly maxResultChars?: number | undefined
+  /**
+   * This tool's default timeout of one call, in ms (`ToolTimeout`); `Infinity`: the tool bounds its
+   * calls itself. Absent: `KEEL_TOOL_TIMEOUT_MS`, else `ToolTimeout.DEFAULT_TIMEOUT_MS`.
+   */
+  readonly timeoutMs?: number | undefined
   readonly call: (input: I, context: ToolContext) => Effect.Effect<CallResult, ToolError, R>
 }
 
@@ -129,6 +134,8 @@ export interface MakeOptions<S extends Schema.Schema<any, any>, R> {
   readonly cancelsSiblingsOnError?: boolean
   /** See {@link Tool.maxResultChars}. */
   readonly maxResultChars?: number | undefined
+  /** See {@link Tool.timeoutMs}. */
+  readonly timeoutMs?: number | undefined
   readonly call: (input: S["Type"], context: ToolContext) => Effect.Effect<CallResult, ToolError, R>
 }
 
@@ -151,6 +158,7 @@ export const make = <S extends Schema.Schema<any, any>, R extends Services = nev
     isConcurrencySafe: options.isConcurrencySafe === undefined ? isReadOnly : predicate(options.isConcurrencySafe),
     cancelsSiblingsOnError: options.cancelsSiblingsOnError === true,
     ...(options.maxResultChars === undefined ? {} : { maxResultChars: options.maxResultChars }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     call: options.call
   }
 }

@@ -32,6 +32,7 @@ import { type Any, type CallResult, outputOf, type Services, structuredOf, type 
 import type { ToolEvent } from "./ToolEvent.js"
 import { ToolRegistry } from "./ToolRegistry.js"
 import * as ToolScheduler from "./ToolScheduler.js"
+import * as ToolTimeout from "./ToolTimeout.js"
 
 /** One call to run. @category Models */
 export interface ToolCall {
@@ -225,7 +226,7 @@ const execute = (
     "denied" in c
       ? ended("denied", errorResult(id, c.denied))
       : Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
-        Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd, emit })).pipe(
+        ToolTimeout.bounded(tool, Effect.suspend(() => tool.call(c.input, { toolUseId: id, cwd, emit }))).pipe(
           Effect.matchCauseEffect({
             onSuccess: (output) =>
               Effect.flatMap(

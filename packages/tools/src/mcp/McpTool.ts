@@ -83,6 +83,8 @@ export const make = (
         "(MCP_TOOL_TIMEOUT, or the server's \"timeout\", sets the limit)"
     })
   return Tool.make({
+    // Bounded by its own timeout (MCP_TOOL_TIMEOUT or the server's "timeout"), which cancels the request.
+    timeoutMs: Infinity,
     name: toolName(server, tool.name),
     description: description(tool),
     input: Input,
