@@ -171,6 +171,8 @@ export * as PermissionDecision from "./read/PermissionDecision.js"
 export * as FileEdits from "./read/FileEdits.js"
 /** A preprocessing stage. */
 export * as Stage from "./turn/Stage.js"
+/** A session's memory for the stages of its pipeline, dropped with the session. */
+export * as StageMemory from "./turn/StageMemory.js"
 /** The system prompt in two parts: stable, then the session's own. */
 export * as SystemPrompt from "./prompt/SystemPrompt.js"
 /** The facts a system prompt was built from: instruction files, environment, git. */
