@@ -68,8 +68,19 @@ export interface ErrorResponse {
   readonly headers?: Record<string, string>
 }
 
+/**
+ * Any answer, byte for byte: a status, headers and a body (an HTML error page from a proxy, a plain
+ * JSON `Message`, text), for what the API itself never sends but a proxy or a wrong URL does.
+ */
+export interface RawResponse {
+  readonly kind: "raw"
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+
 /** One scripted response. */
-export type ScriptedResponse = SseResponse | ErrorResponse
+export type ScriptedResponse = SseResponse | ErrorResponse | RawResponse
 
 /** A function of the request body (parsed JSON) and the 0-based request index that picks a response. */
 export type ScriptFunction = (body: any, index: number) => ScriptedResponse
@@ -250,7 +261,14 @@ export const start = (script: ReadonlyArray<ScriptItem>, options: StartOptions =
   }
 
   const respond = async (res: http.ServerResponse, response: ScriptedResponse, requestId: string, stream: boolean) => {
-    if (response.kind === "error") {
+    if (response.kind === "raw") {
+      res.writeHead(response.status, {
+        ...response.headers,
+        "content-length": String(Buffer.byteLength(response.body)),
+        "request-id": response.headers["request-id"] ?? requestId
+      })
+      res.end(response.body)
+    } else if (response.kind === "error") {
       sendError(res, response.status, { type: response.type, message: response.message }, requestId, response.headers)
     } else if (!stream) {
       // A request without `stream: true` gets the whole message as one JSON body, as the API answers.
@@ -419,3 +437,11 @@ export const toolUseReply = (blocks: ReadonlyArray<ToolCall | ContentBlock>, opt
 /** A non-2xx API error response. */
 export const errorReply = (status: number, type: string, message: string, headers?: Record<string, string>): ErrorResponse =>
   headers !== undefined ? { kind: "error", status, type, message, headers } : { kind: "error", status, type, message }
+
+/** A {@link RawResponse}: `body` as is, with `status` and `headers`. */
+export const rawReply = (status: number, headers: Record<string, string>, body: string): RawResponse => ({
+  kind: "raw",
+  status,
+  headers,
+  body
+})

@@ -77,6 +77,12 @@ export * as Microcompact from "./context/Microcompact.js"
 export * as ModelClient from "./model/ModelClient.js"
 /** Typed model failures. */
 export * as ModelError from "./model/ModelError.js"
+/** Whether the API's base URL can be fetched at all. */
+export * as BaseUrl from "./model/BaseUrl.js"
+/** A 200 answer that is not an event stream: a JSON `Message`, or a malformed response. */
+export * as JsonAnswer from "./model/JsonAnswer.js"
+/** What to show of an error page that is not the API's JSON. */
+export * as ErrorPage from "./model/ErrorPage.js"
 /** Notices from the resilience layers. */
 export * as ModelNotice from "./model/ModelNotice.js"
 /** A model request. */
@@ -185,6 +191,8 @@ export * as PermissionDecision from "./read/PermissionDecision.js"
 export * as FileEdits from "./read/FileEdits.js"
 /** A preprocessing stage. */
 export * as Stage from "./turn/Stage.js"
+/** A session's memory for the stages of its pipeline, dropped with the session. */
+export * as StageMemory from "./turn/StageMemory.js"
 /** The system prompt in two parts: stable, then the session's own. */
 export * as SystemPrompt from "./prompt/SystemPrompt.js"
 /** The facts a system prompt was built from: instruction files, environment, git. */

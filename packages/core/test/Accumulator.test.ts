@@ -228,7 +228,7 @@ const arbDeltaUsage: fc.Arbitrary<DeltaUsage> = fc.record({
   server_tool_use: fc.option(fc.record({ web_search_requests: fc.nat(5) }), { nil: null })
 }, { requiredKeys: ["output_tokens"] })
 
-const stopReasons: ReadonlyArray<Message.StopReason> = Message.StopReason.literals
+const stopReasons: ReadonlyArray<Message.StopReason> = [...Message.KnownStopReason.literals, "some_future_reason"]
 
 const arbScenario: fc.Arbitrary<Scenario> = fc.record({
   id: arbId.map((s) => `msg_${s}`),

@@ -231,7 +231,7 @@ describe("AnthropicModel against the fake Messages API", () => {
         message: "prompt is too long: 210000 tokens > 200000 maximum",
         tag: "PromptTooLong"
       },
-      { status: 413, type: "request_too_large", message: "Request exceeds the maximum allowed size", tag: "PromptTooLong" },
+      { status: 413, type: "request_too_large", message: "Request exceeds the maximum allowed size", tag: "RequestTooLarge" },
       { status: 400, type: "invalid_request_error", message: "max_tokens: Field required", tag: "InvalidRequest" },
       { status: 404, type: "not_found_error", message: "model: claude-nope", tag: "InvalidRequest" }
     ]

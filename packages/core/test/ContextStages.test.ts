@@ -23,22 +23,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Conversations from "./support/Conversations.js"
+import { resultOf, round } from "./support/ToolRounds.js"
 
 const context: Stage.StageContext = { model: "m", iteration: 1, sessionId: "s1", maxTokens: 1_000 }
-
-/** An assistant message calling `name` with `input` (id `id`), and the user message answering it with `result`. */
-const round = (id: string, name: string, input: object, result: string): Array<Message.Message> => [
-  new Message.AssistantMessage({ content: [TestModel.toolUse(name, input, id)], id: `msg_${id}` }),
-  Message.user([new Message.ToolResultBlock({ tool_use_id: id, content: result })])
-]
-
-/** The text of the result answering `id`. */
-const resultOf = (messages: ReadonlyArray<Message.Message>, id: string): unknown => {
-  for (const m of messages) {
-    if (m instanceof Message.UserMessage) for (const r of m.toolResults) if (r.tool_use_id === id) return r.content
-  }
-  return undefined
-}
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), "keel-stages-"))
 

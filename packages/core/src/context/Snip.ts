@@ -9,6 +9,7 @@
 import * as Effect from "effect/Effect"
 import { AssistantMessage, type Message, ToolResultBlock, ToolUseBlock, UserMessage } from "../message/Message.js"
 import { id as stageId, type Stage } from "../turn/Stage.js"
+import * as StageMemory from "../turn/StageMemory.js"
 
 /** This stage's identity, for editing a pipeline (`Pipeline.without(Snip.id)`). @category Constants */
 export const id = stageId("snip")
@@ -82,7 +83,12 @@ export const snip = (
   return { messages: out, snipped: stale.size }
 }
 
-/** What the stage remembers of one session: the latest read of each key, and how far it has looked. */
+/** What the stage remembers of one session (in its `StageMemory`): the index, replaced when the history is. */
+interface Slot {
+  index: SessionIndex
+}
+
+/** The index of one session's reads: the latest read of each key, and how far it has looked. */
 interface SessionIndex {
   examined: number
   lastExamined: Message | undefined
@@ -102,18 +108,15 @@ interface SessionIndex {
 export const make = (options: Options = {}): Effect.Effect<Stage> =>
   Effect.sync(() => {
     const readTool = options.readTool ?? { name: "Read", keyFields: ["file_path", "offset", "limit"] }
-    const sessions = new Map<string, SessionIndex>()
+    const fresh = (): SessionIndex => ({ examined: 0, lastExamined: undefined, keys: new Map(), latest: new Map() })
     return {
       id,
       run: (messages, context) =>
-        Effect.sync(() => {
-          let index = sessions.get(context.sessionId)
-          if (
-            index === undefined || index.examined > messages.length ||
-            messages[index.examined - 1] !== index.lastExamined
-          ) {
-            index = { examined: 0, lastExamined: undefined, keys: new Map(), latest: new Map() }
-            sessions.set(context.sessionId, index)
+        Effect.map(StageMemory.slotOf<Slot>(context.memory, id, () => ({ index: fresh() })), (slot) => {
+          let index = slot.index
+          if (index.examined > messages.length || messages[index.examined - 1] !== index.lastExamined) {
+            index = fresh()
+            slot.index = index
           }
           let out: Array<Message> | undefined
           let snipped = 0

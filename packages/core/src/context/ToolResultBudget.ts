@@ -19,6 +19,7 @@ import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 import { AssistantMessage, type Message, TextBlock, ToolResultBlock, UserMessage } from "../message/Message.js"
 import { id as stageId, type Stage } from "../turn/Stage.js"
+import * as StageMemory from "../turn/StageMemory.js"
 
 /** This stage's identity, for editing a pipeline (`Pipeline.without(ToolResultBudget.id)`). @category Constants */
 export const id = stageId("tool-result-budget")
@@ -70,7 +71,7 @@ const thresholds = (
   return out
 }
 
-/** What the stage remembers of one session; owned by the stage and updated in place (one fiber runs a session's pipeline at a time). */
+/** What the stage remembers of one session, in the session's `StageMemory`; updated in place (one fiber runs a session's pipeline at a time). */
 interface SessionState {
   /** How many messages of the conversation have been examined, and the last one examined (to notice a replaced history). */
   examined: number
@@ -87,7 +88,6 @@ export const make = (options: Options): Effect.Effect<Stage, never, FileSystem.F
     const maxResult = options.maxResultChars ?? 50_000
     const maxMessage = options.maxMessageChars ?? 200_000
     const preview = options.previewChars ?? 2_000
-    const sessions = new Map<string, SessionState>()
 
     /** Saves `text` for `toolUseId`; the replacement text (or a note that saving failed, with the preview). */
     const save = (sessionId: string, toolUseId: string, text: string) =>
@@ -106,11 +106,11 @@ export const make = (options: Options): Effect.Effect<Stage, never, FileSystem.F
       id,
       run: (messages, context) =>
         Effect.gen(function*() {
-          let state = sessions.get(context.sessionId)
-          if (state === undefined) {
-            state = { examined: 0, lastExamined: undefined, decisions: new Map() }
-            sessions.set(context.sessionId, state)
-          }
+          const state = yield* StageMemory.slotOf<SessionState>(
+            context.memory,
+            id,
+            () => ({ examined: 0, lastExamined: undefined, decisions: new Map() })
+          )
           // A history replaced from below (a compaction) is examined again from the start; decisions stand.
           if (state.examined > messages.length || messages[state.examined - 1] !== state.lastExamined) {
             state.examined = 0

@@ -138,16 +138,25 @@ export const ContentBlock = Schema.Union(
 /** @category Content */
 export type ContentBlock = typeof ContentBlock.Type
 
-/** Why the model stopped. @category Schemas */
-export const StopReason = Schema.Literal(
+/** The stop reasons the kernel knows the meaning of. @category Schemas */
+export const KnownStopReason = Schema.Literal(
   "end_turn",
   "max_tokens",
   "stop_sequence",
   "tool_use",
   "pause_turn",
   "refusal",
-  "model_context_window_exceeded"
+  "model_context_window_exceeded",
+  "compaction"
 )
+
+/**
+ * Why the model stopped: one of {@link KnownStopReason}, or any other string a newer API sends,
+ * carried through as is (forward compatibility: an answer is never lost for its stop reason).
+ *
+ * @category Schemas
+ */
+export const StopReason = Schema.Union(KnownStopReason, Schema.String)
 /** @category Schemas */
 export type StopReason = typeof StopReason.Type
 

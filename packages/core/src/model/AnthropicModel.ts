@@ -17,7 +17,9 @@ import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
 import * as ChunkedStream from "../internal/chunkedStream.js"
 import { toParams } from "../message/Message.js"
+import * as BaseUrl from "./BaseUrl.js"
 import * as Credentials from "./Credentials.js"
+import * as JsonAnswer from "./JsonAnswer.js"
 import { MissingCredentials } from "./Credentials.js"
 import { type Item, ModelClient } from "./ModelClient.js"
 import * as ModelError from "./ModelError.js"
@@ -134,6 +136,22 @@ const streamError = (data: string, headers: Headers): APIError => {
   return new APIError(undefined, body as object, undefined, headers, type)
 }
 
+/** Up to `limit` bytes of a body, as UTF-8 text; `complete` when the body ended within them. */
+const readUpTo = async (
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  limit: number
+): Promise<{ readonly text: string; readonly complete: boolean }> => {
+  const parts: Array<Uint8Array> = []
+  let size = 0
+  while (size < limit) {
+    const { done, value } = await reader.read()
+    if (done) return { text: Buffer.concat(parts).toString("utf8"), complete: true }
+    parts.push(value)
+    size += value.byteLength
+  }
+  return { text: Buffer.concat(parts).subarray(0, limit).toString("utf8"), complete: false }
+}
+
 /** Whether any request of one `ModelClient` has had an HTTP answer (see `ModelError.isUnreachable`). */
 interface Contact {
   answered: boolean
@@ -153,6 +171,12 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
     let received = false
     let settled = false
     const run = async () => {
+      const invalid = BaseUrl.check(client.baseURL)
+      if (invalid !== undefined) {
+        settled = true
+        sink.fail(invalid)
+        return
+      }
       let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
       let open = false
       try {
@@ -166,6 +190,28 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
         const headers = response.headers
         reader = response.body.getReader()
         open = true
+        const kind = JsonAnswer.kindOf(headers.get("content-type"))
+        if (kind !== "stream") {
+          // Not an event stream: a whole JSON `Message` (some proxies), or not the API at all.
+          const limit = kind === "json" ? JsonAnswer.MAX_BYTES : 65_536
+          const body = await readUpTo(reader, limit)
+          open = !body.complete
+          const read = JsonAnswer.read(body.text, kind, {
+            contentType: headers.get("content-type"),
+            requestId: headers.get("request-id"),
+            truncated: !body.complete
+          })
+          if (read._tag === "Error") throw streamError(read.body, headers)
+          if (read._tag === "Malformed") throw read.error
+          if (open) reader.cancel().catch(() => undefined)
+          open = false
+          settled = true
+          if (controller.signal.aborted) return
+          for (const event of read.events) sink.push(event)
+          sink.flush()
+          sink.end()
+          return
+        }
         const decoder = new SseDecoder()
         let stopped = false
         let pushed = 0

@@ -8,6 +8,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError } from "@anthropic-ai/sdk"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as ErrorPage from "./ErrorPage.js"
 
 /** Headers that matter for retry decisions, lower-cased. @category Schemas */
 export const RetryHeaders = Schema.Struct({
@@ -20,6 +21,8 @@ const api = {
   message: Schema.String,
   status: Schema.optional(Schema.Number),
   requestId: Schema.optional(Schema.String),
+  /** Cloudflare's `cf-ray` header, when a Cloudflare proxy answered (its pages carry no request id). */
+  cfRay: Schema.optional(Schema.String),
   errorType: Schema.optional(Schema.String),
   headers: Schema.optional(RetryHeaders),
   /** How many requests were made before giving up (set by the retry layer). */
@@ -59,10 +62,47 @@ export class ConnectionError extends Schema.TaggedError<ConnectionError>("@keel/
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("@keel/ModelError/Unauthorized")("Unauthorized", api) {}
 /** 403: the key may not do this. @category Errors */
 export class Forbidden extends Schema.TaggedError<Forbidden>("@keel/ModelError/Forbidden")("Forbidden", api) {}
-/** The conversation does not fit the model's context window (400 "prompt is too long", 413). @category Errors */
+/** The conversation does not fit the model's context window (400 "prompt is too long"). @category Errors */
 export class PromptTooLong extends Schema.TaggedError<PromptTooLong>("@keel/ModelError/PromptTooLong")(
   "PromptTooLong",
   api
+) {}
+/**
+ * 413, or `error.type` `request_too_large`: the request is over the API's size limit in bytes (not
+ * in tokens: compacting a short conversation will not shrink it; large images or files will).
+ *
+ * @category Errors
+ */
+export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>("@keel/ModelError/RequestTooLarge")(
+  "RequestTooLarge",
+  api
+) {}
+/**
+ * A 200 answer that is neither an event stream nor a JSON message (an HTML page, a proxy's text):
+ * most likely `ANTHROPIC_BASE_URL` points at something that is not the Messages API. `contentType`
+ * is the answer's, `excerpt` its title or first line (bounded).
+ *
+ * @category Errors
+ */
+export class MalformedResponse extends Schema.TaggedError<MalformedResponse>("@keel/ModelError/MalformedResponse")(
+  "MalformedResponse",
+  {
+    message: Schema.String,
+    status: Schema.optional(Schema.Number),
+    requestId: Schema.optional(Schema.String),
+    contentType: Schema.optional(Schema.String),
+    attempts: Schema.optional(Schema.Number)
+  }
+) {}
+/**
+ * The base URL cannot be fetched whatever the network does: not a URL, not http(s), or a port the
+ * fetch standard blocks (`:1`, `:9`, `:6000`, ...). A configuration error, never retried.
+ *
+ * @category Errors
+ */
+export class InvalidBaseUrl extends Schema.TaggedError<InvalidBaseUrl>("@keel/ModelError/InvalidBaseUrl")(
+  "InvalidBaseUrl",
+  { message: Schema.String, url: Schema.String, attempts: Schema.optional(Schema.Number) }
 ) {}
 /** Any other 4xx: the request itself is wrong and retrying will not help (408 and 409 excepted, by status). @category Errors */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@keel/ModelError/InvalidRequest")(
@@ -92,7 +132,10 @@ export const ModelError = Schema.Union(
   PromptTooLong,
   InvalidRequest,
   StreamIdle,
-  StreamTruncated
+  StreamTruncated,
+  RequestTooLarge,
+  MalformedResponse,
+  InvalidBaseUrl
 )
 /** @category Errors */
 export type ModelError = typeof ModelError.Type
@@ -107,7 +150,10 @@ const modelErrorTags = new Set([
   "PromptTooLong",
   "InvalidRequest",
   "StreamIdle",
-  "StreamTruncated"
+  "StreamTruncated",
+  "RequestTooLarge",
+  "MalformedResponse",
+  "InvalidBaseUrl"
 ])
 
 /** Whether a value is a `ModelError`. @category Guards */
@@ -132,6 +178,22 @@ const retryHeaders = (headers: unknown): typeof RetryHeaders.Type | undefined =>
 
 const PROMPT_TOO_LONG = "prompt is too long"
 
+/** The most characters of a server's error message kept. */
+const MAX_MESSAGE = 2_000
+
+/**
+ * The message of an error answer whose body is not the API's error JSON (an HTML page from a proxy,
+ * plain text, another JSON shape): the status's reason and the page's title or first line, bounded.
+ * The SDK gave such a body as the message, after `"<status> "`.
+ */
+const foreignBody = (error: APIError, status: number | undefined): string => {
+  const prefix = status !== undefined ? `${status} ` : ""
+  const text = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
+  if (status === undefined) return text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE)}…` : text
+  const page = ErrorPage.excerpt(text, headerValue(error.headers, "content-type"))
+  return `${ErrorPage.reason(status)}: ${page}`
+}
+
 /**
  * Classifies an `APIError` by status, `error.type` and headers. A mid-stream `error` event arrives
  * as an `APIError` without a status; its `error.type` decides.
@@ -139,12 +201,14 @@ const PROMPT_TOO_LONG = "prompt is too long"
 const fromApiError = (error: APIError): ModelError => {
   const body = error.error as { error?: { type?: string; message?: string } } | undefined
   const errorType = error.type ?? body?.error?.type ?? undefined
-  const serverMessage = body?.error?.message ?? error.message
   const status = typeof error.status === "number" ? error.status : undefined
+  const serverMessage = body?.error?.message ?? foreignBody(error, status)
+  const cfRay = headerValue(error.headers, "cf-ray")
   const fields = {
     message: serverMessage,
     ...(status !== undefined ? { status } : {}),
     ...(error.requestID ? { requestId: error.requestID } : {}),
+    ...(cfRay ? { cfRay } : {}),
     ...(errorType ? { errorType } : {}),
     ...(retryHeaders(error.headers) ? { headers: retryHeaders(error.headers)! } : {})
   }
@@ -160,6 +224,8 @@ const fromApiError = (error: APIError): ModelError => {
         return new Unauthorized(fields)
       case "permission_error":
         return new Forbidden(fields)
+      case "request_too_large":
+        return new RequestTooLarge(fields)
       default:
         return new ServerError(fields)
     }
@@ -168,7 +234,8 @@ const fromApiError = (error: APIError): ModelError => {
   if (status === 403) return new Forbidden(fields)
   if (status === 429) return new RateLimited(fields)
   if (status === 529 || errorType === "overloaded_error") return new Overloaded(fields)
-  if (status === 413 || (status === 400 && serverMessage.toLowerCase().startsWith(PROMPT_TOO_LONG))) {
+  if (status === 413 || errorType === "request_too_large") return new RequestTooLarge(fields)
+  if (status === 400 && serverMessage.toLowerCase().startsWith(PROMPT_TOO_LONG)) {
     return new PromptTooLong(fields)
   }
   if (status >= 500) return new ServerError(fields)
@@ -212,7 +279,11 @@ export const fromUnknown = (error: unknown): ModelError => {
  */
 export const describe = (error: ModelError): string => {
   const status = "status" in error && error.status !== undefined ? ` (HTTP ${error.status})` : ""
-  const request = "requestId" in error && error.requestId !== undefined ? ` [request ${error.requestId}]` : ""
+  const ids = [
+    "requestId" in error && error.requestId !== undefined ? `request ${error.requestId}` : undefined,
+    "cfRay" in error && error.cfRay !== undefined ? `cf-ray ${error.cfRay}` : undefined
+  ].filter((id) => id !== undefined)
+  const request = ids.length > 0 ? ` [${ids.join(", ")}]` : ""
   const refused = "refusedDelayMs" in error && error.refusedDelayMs !== undefined
     ? `; the server asked to retry after ${waitFor(error.refusedDelayMs)}, longer than Keel waits, so it gave up`
     : ""
@@ -223,6 +294,14 @@ export const describe = (error: ModelError): string => {
       return error.attempts !== undefined && error.attempts > 1 ? `Repeated 529 Overloaded errors${attempts}: ${base}` : base
     case "Unauthorized":
       return `Authentication failed${attempts}: ${base}. Check ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN).`
+    case "RequestTooLarge":
+      return `Request too large (max ${REQUEST_LIMIT}${status})${attempts}: ${error.message}${request}. ` +
+        "Compacting will not help unless the conversation holds large images, files or tool results: " +
+        "remove them (or /compact), or start a new session."
+    case "MalformedResponse":
+      return `malformed response (HTTP ${error.status ?? 200}): check ANTHROPIC_BASE_URL or your proxy (${error.message})${request}`
+    case "InvalidBaseUrl":
+      return `ANTHROPIC_BASE_URL ${JSON.stringify(error.url)} cannot be used: ${error.message}. Check ANTHROPIC_BASE_URL.`
     case "ConnectionError": {
       if (error.url === undefined) return `${base}${attempts}`
       const what = error.code !== undefined ? `${error.code}${CODE_MEANING[error.code] ?? ""}` : error.cause ?? error.message
@@ -234,6 +313,9 @@ export const describe = (error: ModelError): string => {
       return `${base}${attempts}`
   }
 }
+
+/** The Messages API's request size limit. */
+const REQUEST_LIMIT = "32 MB"
 
 /** `45 s`, `12 min`, `3 h`: a server's requested delay, for people. */
 const waitFor = (ms: number): string =>
@@ -313,7 +395,11 @@ export const category = (
     case "InvalidRequest":
       return error.errorType === "not_found_error" ? "model_not_found" : "invalid_request"
     case "PromptTooLong":
+    case "RequestTooLarge":
+    case "InvalidBaseUrl":
       return "invalid_request"
+    case "MalformedResponse":
+      return "unknown"
     case "ConnectionError":
     case "StreamIdle":
     case "StreamTruncated":

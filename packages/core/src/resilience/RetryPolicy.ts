@@ -144,6 +144,10 @@ export const isRetryable = (error: ModelError, request: Pick<ModelRequest, "sour
   const unlessRefused = () => shouldRetry !== "false"
   return Match.valueTags(error, {
     PromptTooLong: () => false,
+    // Bytes over the API's limit, an answer that is not the API's, a URL fetch refuses: the same again.
+    RequestTooLarge: () => false,
+    MalformedResponse: () => false,
+    InvalidBaseUrl: () => false,
     Unauthorized: () => false,
     // Background work (a summary) does not add load to an overloaded service.
     Overloaded: () => request.source !== "background" && shouldRetry !== "false",

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { Message } from "../message/Message.js"
 import type * as Thinking from "../model/Thinking.js"
+import * as StageMemory from "../turn/StageMemory.js"
 import type { PerModel } from "./TokenUsage.js"
 
 /** A tool call the permission system did not allow. @category Models */
@@ -69,6 +70,8 @@ export interface Service {
   readonly queued: Ref.Ref<ReadonlyArray<Admission.Saved>>
   /** What happened to the session's pending actions, in order (folded: what is still pending). */
   readonly actionLog: Ref.Ref<ReadonlyArray<Action.Event>>
+  /** What the pipeline's stages remember of this conversation (dropped with the session). */
+  readonly stageMemory: StageMemory.StageMemory
 }
 
 /** @category Context */
@@ -91,6 +94,7 @@ export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): 
       thinking: yield* Ref.make<Thinking.Setting | undefined>(undefined),
       goal: yield* Ref.make<Goal.Goal | undefined>(undefined),
       queued: yield* Ref.make<ReadonlyArray<Admission.Saved>>([]),
-      actionLog: yield* Ref.make<ReadonlyArray<Action.Event>>([])
+      actionLog: yield* Ref.make<ReadonlyArray<Action.Event>>([]),
+      stageMemory: yield* StageMemory.make
     })
   })

@@ -91,7 +91,8 @@ const answered = (state: LoopState, outcome: Extract<Outcome, { _tag: "Answered"
     return { state: over, next: calls > 0 ? Next.AnswerUnrun({ message: spent }) : Next.Stop() }
   }
   if (calls > 0) return { state: next, next: Next.RunTools() }
-  if (message.stop_reason !== "max_tokens") {
+  // Cut by the context window rather than `max_tokens`: recovered the same way, as Claude Code does.
+  if (message.stop_reason !== "max_tokens" && message.stop_reason !== "model_context_window_exceeded") {
     const policy = context.structuredOutput
     return policy === undefined ? stop(next, { reason: "completed" }) : unstructured(next, policy, context)
   }

@@ -22,6 +22,7 @@
 import type * as Effect from "effect/Effect"
 import type { Message } from "../message/Message.js"
 import type { ModelRequest, ToolDefinition } from "../model/ModelRequest.js"
+import type { StageMemory } from "./StageMemory.js"
 
 /**
  * The request a conversation is sent in, without its messages: model, `max_tokens`, system prompt
@@ -37,8 +38,14 @@ export interface StageContext {
   readonly model: string
   /** The iteration of the turn loop, from 1. */
   readonly iteration: number
-  /** The session the conversation belongs to (stages with memory keep it per session). */
+  /** The session the conversation belongs to. */
   readonly sessionId: string
+  /**
+   * The session's memory for stages (`StageMemory`): a stage that remembers anything of the
+   * conversation keeps it there, never in itself, so it is dropped with the session. Absent for a
+   * run outside a session (then a stage starts afresh).
+   */
+  readonly memory?: StageMemory | undefined
   /** The output-token cap of the request. */
   readonly maxTokens: number
   /** The system prompt of the request, if any (stages that call the model may reuse it). */

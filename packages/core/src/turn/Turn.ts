@@ -156,6 +156,7 @@ export const stageContext = (turn: Turn, state: LoopState.LoopState): StageConte
   model: state.model,
   iteration: state.iteration,
   sessionId: turn.session.sessionId,
+  memory: turn.session.stageMemory,
   maxTokens: maxTokensOf(turn, state.model),
   system: turn.options.system,
   cwd: turn.options.cwd,
