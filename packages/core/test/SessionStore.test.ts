@@ -31,7 +31,7 @@ import {
 } from "@keel/core"
 import type { ModelRequest, SdkMessage } from "@keel/core"
 import { Testing } from "@keel/core/testing"
-import { Effect, Either, Fiber, Layer, Option, Ref, Schema } from "effect"
+import { Effect, Either, ExecutionStrategy, Exit, Fiber, Layer, Option, Ref, Schema, Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -108,13 +108,28 @@ const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>) => messages.at
 /** The store under `home`, outside any session. */
 const storeAt = (home: string) => Effect.provide(SessionStore.SessionStore, storeLayer(home))
 
-/** A `claude-test` session made with `options` on `layer`. */
+/** Each session's own scope (a child of the test's), to close it as a process would end: {@link release}. */
+const scopes = new WeakMap<object, Scope.CloseableScope>()
+
+/** Runs `make` in a scope of its own, remembered for its session (`pick` finds it in the result). */
+const ownScope = <A, E, R>(make: Effect.Effect<A, E, R | Scope.Scope>, pick: (a: A) => object) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const made = yield* Scope.extend(make, scope)
+    scopes.set(pick(made), scope)
+    return made
+  })
+
+/** Closes a session's scope: its lock is released (as when its process ends); its state stays readable. */
+const release = (session: Session.Service) => Effect.suspend(() => Scope.close(scopes.get(session)!, Exit.void))
+
+/** A `claude-test` session made with `options` on `layer`, in a scope of its own ({@link release}). */
 const open = <ROut, E>(layer: Layer.Layer<ROut, E>, options: Omit<Session.Options, "model">) =>
-  Session.make({ model: "claude-test", ...options }).pipe(Effect.provide(layer))
+  ownScope(Session.make({ model: "claude-test", ...options }).pipe(Effect.provide(layer)), (s) => s)
 
 /** As {@link open}, with the layer's scripted model (to read the requests it was sent). */
 const openWithModel = <ROut, E>(layer: Layer.Layer<ROut, E>, options: Omit<Session.Options, "model">) =>
-  Effect.all([Session.make({ model: "claude-test", ...options }), TestModel.TestModel]).pipe(Effect.provide(layer))
+  ownScope(Effect.all([Session.make({ model: "claude-test", ...options }), TestModel.TestModel]).pipe(Effect.provide(layer)), ([s]) => s)
 
 /** A new home and project, and a session there whose one turn (`first`, answered `one`) is on file; with the store. */
 const afterOneTurn = Effect.gen(function*() {
@@ -122,6 +137,8 @@ const afterOneTurn = Effect.gen(function*() {
   const cwd = project()
   const first = yield* open(kernel([TestModel.text("one")], home), { cwd })
   yield* collect(first.submit("first"))
+  // Its process is done: the session is free to resume.
+  yield* release(first)
   return { home, cwd, first, store: yield* storeAt(home) }
 })
 
@@ -181,6 +198,7 @@ describe("Session persistence", () => {
       assert.deepStrictEqual(modelEntry, { ...modelEntry, model: "claude-test", fallback: false })
 
       const firstId = yield* first.sessionId
+      yield* release(first)
       const [second, model] = yield* openWithModel(kernel([TestModel.text("Still small.")], home), { cwd, resume: firstId })
       assert.strictEqual(yield* second.sessionId, firstId)
       const firstState = yield* first.state
@@ -253,7 +271,8 @@ describe("Session persistence", () => {
       assert.strictEqual(compaction.length, 1)
       assert.strictEqual(compaction[0].compaction.trigger, "manual")
 
-      // And resuming the original after its compaction sends the compacted conversation.
+      // And resuming the original after its compaction sends the compacted conversation (once it is closed).
+      yield* release(original)
       const [resumed, resumedModel] = yield* openWithModel(kernelWithStages([TestModel.text("fine")], home), {
         cwd,
         resume: originalId
@@ -391,6 +410,7 @@ describe("Session persistence", () => {
       for (const prompt of ["alpha", "beta", "gamma"]) {
         const s = yield* open(kernel([TestModel.text(prompt)], home), { cwd })
         yield* collect(s.submit(`${prompt} prompt`))
+        yield* release(s)
         const id = yield* s.sessionId
         ids.push(id)
         // Files written in distinct milliseconds, as sessions a person starts one after another are.
