@@ -31,11 +31,11 @@ import {
 } from "@keel/core"
 import type { ModelRequest, SdkMessage } from "@keel/core"
 import { Testing } from "@keel/core/testing"
-import { Effect, Either, ExecutionStrategy, Exit, Fiber, Layer, Option, Ref, Schema, Scope } from "effect"
+import { Effect, Either, Fiber, Layer, Option, Ref, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { collect, encodeMessage, layerFor, messagesOf, plain } from "./support/Sessions.js"
+import { collect, encodeMessage, layerFor, messagesOf, ownScope, plain, release } from "./support/Sessions.js"
 import { sleeper } from "./support/Tools.js"
 
 const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
@@ -107,21 +107,6 @@ const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>) => messages.at
 
 /** The store under `home`, outside any session. */
 const storeAt = (home: string) => Effect.provide(SessionStore.SessionStore, storeLayer(home))
-
-/** Each session's own scope (a child of the test's), to close it as a process would end: {@link release}. */
-const scopes = new WeakMap<object, Scope.CloseableScope>()
-
-/** Runs `make` in a scope of its own, remembered for its session (`pick` finds it in the result). */
-const ownScope = <A, E, R>(make: Effect.Effect<A, E, R | Scope.Scope>, pick: (a: A) => object) =>
-  Effect.gen(function*() {
-    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const made = yield* Scope.extend(make, scope)
-    scopes.set(pick(made), scope)
-    return made
-  })
-
-/** Closes a session's scope: its lock is released (as when its process ends); its state stays readable. */
-const release = (session: Session.Service) => Effect.suspend(() => Scope.close(scopes.get(session)!, Exit.void))
 
 /** A `claude-test` session made with `options` on `layer`, in a scope of its own ({@link release}). */
 const open = <ROut, E>(layer: Layer.Layer<ROut, E>, options: Omit<Session.Options, "model">) =>
@@ -359,20 +344,29 @@ describe("Session persistence", () => {
       assert.deepStrictEqual(loaded.warnings, [])
     }))
 
-  it.scoped("a corrupt or foreign file, or an unknown id: resume fails naming the file and line, and the file stays as it was", () =>
+  it.scoped("a foreign file, a bad first line, or an unknown id: resume fails naming the file and line; a bad middle line resumes; no file is touched", () =>
     Effect.gen(function*() {
       const { cwd, first, home, store } = yield* afterOneTurn
       const firstId = yield* first.sessionId
       const file = store.fileOf(cwd, firstId)
       const lines = fs.readFileSync(file, "utf8").split("\n")
+      // A first line that is not JSON: nothing to resume from, and nothing touched.
+      const firstBroken = ["{ this is not json", ...lines.slice(1)].join("\n")
+      fs.writeFileSync(file, firstBroken)
+      const resume = (id: string) => Effect.flip(open(kernel([], home), { cwd, resume: id }))
+      const corrupt = yield* resume(firstId)
+      assert.strictEqual(corrupt._tag, "ForeignTranscript")
+      assert.match(corrupt.message, new RegExp(`^${file.replace(/[.]/g, "\\.")}:1: not a Keel transcript of this session: it is not JSON`))
+      assert.strictEqual(fs.readFileSync(file, "utf8"), firstBroken)
+      // A bad line in the middle: the session resumes from the entries before it, with a warning.
       lines.splice(1, 0, "{ this is not json")
       fs.writeFileSync(file, lines.join("\n"))
       const before = fs.readFileSync(file)
-      const resume = (id: string) => Effect.flip(open(kernel([], home), { cwd, resume: id }))
-      const corrupt = yield* resume(firstId)
-      assert.strictEqual(corrupt._tag, "CorruptTranscript")
-      assert.match(corrupt.message, new RegExp(`^${file.replace(/[.]/g, "\\.")}:2: the transcript is corrupt: it is not JSON`))
+      const torn = yield* open(kernel([], home), { cwd, resume: firstId })
+      // The stray line is skipped; the entries after it chain from the first one: all of them resume.
+      assert.strictEqual((yield* Ref.get((yield* torn.state).messages)).length, 2)
       assert.deepStrictEqual(fs.readFileSync(file), before)
+      yield* release(torn)
 
       const foreignId = "f0000000-0000-4000-8000-000000000000"
       fs.writeFileSync(store.fileOf(cwd, foreignId), "{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"y\"}\n")
