@@ -269,7 +269,7 @@ describe("keel serve --port", () => {
     assert.deepStrictEqual(lines.map((l) => [l.requestId, l.exit.cause.error.reason]), [["-1", "MalformedJson"], ["9", "UnknownMethod"]])
     keelProcess.child.kill("SIGTERM")
     const done = await keelProcess.done
-    assert.deepStrictEqual([done.code, done.stderr], [130, ""])
+    assert.deepStrictEqual([done.code, done.stderr], [143, ""])
   }, 60_000)
 })
 

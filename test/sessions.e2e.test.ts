@@ -367,13 +367,14 @@ describe("keel sessions", { timeout: 90_000 }, () => {
 
     const file = fileOf(at, first.sessionId)
     const text2 = fs.readFileSync(file, "utf8").split("\n")
-    text2.splice(1, 0, "{\"type\":\"assistant\",\"broken")
+    // A first line that is not JSON (a bad middle line resumes: see session-lock.e2e.test.ts).
+    text2[0] = "{\"type\":\"user\",\"broken"
     fs.writeFileSync(file, text2.join("\n"))
     const corruptBytes = fs.readFileSync(file)
     const corrupt = await keel(at, [text("never")], ["--resume", first.sessionId])
     assert.strictEqual(corrupt.code, 1)
     assert.strictEqual(corrupt.requests.length, 0)
-    assert.match(corrupt.stderr, new RegExp(`^keel: ${file.replace(/[.]/g, "\\.")}:2: the transcript is corrupt: it is not JSON .*; it was left as it is\\n$`))
+    assert.match(corrupt.stderr, new RegExp(`^keel: ${file.replace(/[.]/g, "\\.")}:1: not a Keel transcript of this session: it is not JSON .*; it was left as it is\\n$`))
     assert.deepStrictEqual(fs.readFileSync(file), corruptBytes)
     // --continue finds the same file and says the same.
     const continued = await keel(at, [text("never")], ["--continue"])

@@ -178,7 +178,8 @@ export const program = (version: string): Command =>
         "keel [prompt]: an interactive session. keel -p \"prompt\": one headless turn\n" +
         "(the prompt may also come on stdin). keel serve --stdio | --port N: the runtime\n" +
         "protocol for an IDE or an app (keel serve --help). keel export <session> --format\n" +
-        "handoff|replay|review: a saved session as one file (keel export --help)."
+        "handoff|replay|review: a saved session as one file (keel export --help). keel doctor\n" +
+        "<session>: check a saved session's transcript and repair a torn one (keel doctor --help)."
     )
     .version(version, "-v, --version", "print the version and exit")
     .helpOption("-h, --help", "show this help and exit")

@@ -28,6 +28,7 @@ import {
   Permissions,
   type Pipeline,
   Pricing,
+  Resume,
   Session,
   type SessionRuntime,
   SessionStore,
@@ -316,11 +317,14 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
   Effect.gen(function*() {
     const { cwd } = options
     const store = yield* SessionStore.SessionStore
-    const resumed = options.resume !== undefined
-      ? yield* store.load(cwd, options.resume)
-      : options.continue
-      ? yield* SessionStore.loadLatest(store, cwd)
-      : undefined
+    // Locked before it is read when this run writes it: a second writer fails here (SessionLocked).
+    const { loaded: resumed, locked } = yield* Resume.lockedTranscriptOf({
+      cwd,
+      resume: options.resume,
+      continue: options.continue,
+      forkSession: options.forkSession,
+      persist: options.sessionPersistence
+    }, store)
     if (options.sessionId !== undefined && options.sessionPersistence && (yield* store.exists(cwd, options.sessionId))) {
       return yield* Effect.fail(
         new TranscriptError.SessionExists({ sessionId: options.sessionId, file: store.fileOf(cwd, options.sessionId) })
@@ -335,7 +339,9 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       ...mcpServers.filter((server) => server.status !== "connected").map((server) =>
         `MCP server ${server.name} ${server.status === "needs-auth" ? "needs authorization" : "failed to start"}: ${server.error}`
       ),
-      ...agents.warnings
+      ...agents.warnings,
+      // What a torn transcript lost (also a `system` warning in the session's output).
+      ...(resumed?.warnings ?? [])
     ]
     const session = yield* Session.make({
       model,
@@ -363,6 +369,7 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
         : "default",
       fallbackModels: options.fallbackModels ?? (yield* Fallback.modelsConfig),
       forkSession: options.forkSession,
+      locked,
       sessionId: options.sessionId,
       persist: options.sessionPersistence,
       // --thinking, --max-thinking-tokens (else MAX_THINKING_TOKENS) and --effort; each model its own form.
@@ -396,8 +403,8 @@ export const describeConfigError = (error: ConfigError): Array<string> => {
 
 /** What a failed run prints and exits with. @category Models */
 export interface Failure {
-  /** 2 for usage and configuration problems, 1 for everything else. */
-  readonly code: 1 | 2
+  /** 2 for usage and configuration problems, 3 for a session in use by another process, 1 for everything else. */
+  readonly code: 1 | 2 | 3
   /** The lines to print (each meant to be prefixed with `keel: `). */
   readonly lines: ReadonlyArray<string>
 }
@@ -421,6 +428,8 @@ const RUNTIME_ERRORS = new Set([
   "SessionExists",
   "TranscriptIoError"
 ])
+/** Errors that say "not now": the session is busy (exit 3, so a script can tell it from a failure and retry). */
+const BUSY_ERRORS = new Set(["SessionLocked"])
 
 /**
  * What to tell the user about a run that failed outside a turn: a tagged error's own message with
@@ -441,6 +450,7 @@ export const describeFailure = (
     if (typeof error._tag === "string" && typeof error.message === "string") {
       if (USAGE_ERRORS.has(error._tag)) return { code: 2, lines: [error.message] }
       if (RUNTIME_ERRORS.has(error._tag)) return { code: 1, lines: [error.message] }
+      if (BUSY_ERRORS.has(error._tag)) return { code: 3, lines: [error.message] }
     }
     if (typeof error._op === "string") {
       return { code: 2, lines: describeConfigError(error as ConfigError).map((line) => `invalid environment: ${line}`) }

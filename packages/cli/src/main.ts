@@ -1,7 +1,8 @@
 /**
  * The `keel` entry point: parse flags (without loading the kernel), then run headless: one prompt
  * (`-p`), or user messages as JSON lines on stdin (`--input-format stream-json`); or the REPL; or,
- * for `keel serve`, the runtime protocol; or, for `keel export`, a saved session's export.
+ * for `keel serve`, the runtime protocol; or, for `keel export`, a saved session's export; or, for
+ * `keel doctor`, a saved session's check and repair.
  *
  * @since 0.1.0
  */
@@ -26,6 +27,7 @@ const exit = (code: number): void => {
 const main = async (): Promise<void> => {
   if (process.argv[2] === "serve") return serve(process.argv.slice(3))
   if (process.argv[2] === "export") return exportSession(process.argv.slice(3))
+  if (process.argv[2] === "doctor") return doctor(process.argv.slice(3))
   const parsed = parse(process.argv.slice(2), version)
   if (parsed._tag === "Exit") {
     process.stdout.write(parsed.stdout)
@@ -63,18 +65,40 @@ const main = async (): Promise<void> => {
   exit(await headless((io) => run(flags, prompt, io)))
 }
 
-/** `keel export`: a saved session's handoff, replay case or review (its parser and code load only for it). */
-const exportSession = async (argv: ReadonlyArray<string>): Promise<void> => {
-  const { parseExport } = await import("./export/ExportFlags.js")
-  const parsed = parseExport(argv)
-  if (parsed._tag === "Exit") {
-    process.stdout.write(parsed.stdout)
-    process.stderr.write(parsed.stderr)
-    return exit(parsed.code)
-  }
-  const { run } = await import("./export/Export.js")
-  exit(await run(parsed.flags, { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }))
+/** A parse that printed its answer and exits (help, version, a usage error). */
+interface ParsedExit {
+  readonly _tag: "Exit"
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
 }
+
+/**
+ * A subcommand on a saved session (`export`, `doctor`): its parser, then its runner with the flags
+ * parsed, each loaded only for it.
+ */
+const sessionCommand = async <F>(
+  parse: () => Promise<{ readonly _tag: string; readonly flags: F } | ParsedExit>,
+  load: () => Promise<{ readonly run: (flags: F, io: { out: (s: string) => void; err: (s: string) => void }) => Promise<number> }>
+): Promise<void> => {
+  const parsed = await parse()
+  if (parsed._tag === "Exit") {
+    const done = parsed as ParsedExit
+    process.stdout.write(done.stdout)
+    process.stderr.write(done.stderr)
+    return exit(done.code)
+  }
+  const { run } = await load()
+  exit(await run((parsed as { readonly flags: F }).flags, { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }))
+}
+
+/** `keel export`: a saved session's handoff, replay case or review. */
+const exportSession = (argv: ReadonlyArray<string>): Promise<void> =>
+  sessionCommand(async () => (await import("./export/ExportFlags.js")).parseExport(argv), () => import("./export/Export.js"))
+
+/** `keel doctor`: checks a saved session's transcript and repairs a torn one. */
+const doctor = (argv: ReadonlyArray<string>): Promise<void> =>
+  sessionCommand(async () => (await import("./doctor/DoctorFlags.js")).parseDoctor(argv), () => import("./doctor/Doctor.js"))
 
 /** `keel serve`: the runtime protocol over stdio or HTTP (its parser and server load only for it). */
 const serve = async (argv: ReadonlyArray<string>): Promise<void> => {
@@ -91,16 +115,16 @@ const serve = async (argv: ReadonlyArray<string>): Promise<void> => {
 }
 
 /**
- * Runs a headless run on stdout and stderr. The first SIGINT interrupts it (the running turn ends
- * with its result, no further input is read) and the exit code becomes 130; a second one, or one
- * before the run can be interrupted, exits at once.
+ * Runs a headless run on stdout and stderr. The first SIGINT, SIGTERM or SIGHUP interrupts it (the
+ * running turn ends with its result, no further input is read, the session's lock is released)
+ * and the exit code becomes the signal's (130, 143, 129); a second one, one before the run can be
+ * interrupted, or finishing for longer than `Signals.GRACE_MS`, exits at once (see `Signals`).
  */
 const headless = async (start: (io: Io) => Promise<number>): Promise<number> => {
+  const { install } = await import("./Signals.js")
   let interrupt: (() => void) | undefined
-  let interrupted = false
-  process.on("SIGINT", () => {
-    if (interrupted || interrupt === undefined) process.exit(130)
-    interrupted = true
+  const signals = install(() => {
+    if (interrupt === undefined) process.exit(signals.code())
     interrupt()
   })
   const code = await start({
@@ -108,7 +132,7 @@ const headless = async (start: (io: Io) => Promise<number>): Promise<number> => 
     err: (s) => process.stderr.write(s),
     onInterruptReady: (f) => (interrupt = f)
   })
-  return interrupted ? 130 : code
+  return signals.code() ?? code
 }
 
 void main()

@@ -165,6 +165,10 @@ export * as PendingTools from "./runtime/PendingTools.js"
 export * as SessionState from "./session/SessionState.js"
 /** Where session transcripts live: append, sync, load, list. */
 export * as SessionStore from "./session/SessionStore.js"
+/** One writer per session: the lock file next to a transcript (`<id>.lock`), stale locks, release. */
+export * as SessionLock from "./session/SessionLock.js"
+/** Resuming a saved session: which transcript, loaded under its lock, and the state it restores. */
+export * as Resume from "./session/Resume.js"
 /** Session transcripts, pure: diffing the conversation, replaying a file, repairing a cut one. */
 export * as Transcript from "./session/Transcript.js"
 /** The entries of a session transcript (one JSON object a line). */

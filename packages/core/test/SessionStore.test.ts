@@ -35,7 +35,7 @@ import { Effect, Either, Fiber, Layer, Option, Ref, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { collect, encodeMessage, layerFor, messagesOf, plain } from "./support/Sessions.js"
+import { collect, encodeMessage, layerFor, messagesOf, ownScope, plain, release } from "./support/Sessions.js"
 import { sleeper } from "./support/Tools.js"
 
 const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
@@ -108,13 +108,13 @@ const resultOf = (messages: ReadonlyArray<SdkMessage.SdkMessage>) => messages.at
 /** The store under `home`, outside any session. */
 const storeAt = (home: string) => Effect.provide(SessionStore.SessionStore, storeLayer(home))
 
-/** A `claude-test` session made with `options` on `layer`. */
+/** A `claude-test` session made with `options` on `layer`, in a scope of its own ({@link release}). */
 const open = <ROut, E>(layer: Layer.Layer<ROut, E>, options: Omit<Session.Options, "model">) =>
-  Session.make({ model: "claude-test", ...options }).pipe(Effect.provide(layer))
+  ownScope(Session.make({ model: "claude-test", ...options }).pipe(Effect.provide(layer)), (s) => s)
 
 /** As {@link open}, with the layer's scripted model (to read the requests it was sent). */
 const openWithModel = <ROut, E>(layer: Layer.Layer<ROut, E>, options: Omit<Session.Options, "model">) =>
-  Effect.all([Session.make({ model: "claude-test", ...options }), TestModel.TestModel]).pipe(Effect.provide(layer))
+  ownScope(Effect.all([Session.make({ model: "claude-test", ...options }), TestModel.TestModel]).pipe(Effect.provide(layer)), ([s]) => s)
 
 /** A new home and project, and a session there whose one turn (`first`, answered `one`) is on file; with the store. */
 const afterOneTurn = Effect.gen(function*() {
@@ -122,6 +122,8 @@ const afterOneTurn = Effect.gen(function*() {
   const cwd = project()
   const first = yield* open(kernel([TestModel.text("one")], home), { cwd })
   yield* collect(first.submit("first"))
+  // Its process is done: the session is free to resume.
+  yield* release(first)
   return { home, cwd, first, store: yield* storeAt(home) }
 })
 
@@ -181,6 +183,7 @@ describe("Session persistence", () => {
       assert.deepStrictEqual(modelEntry, { ...modelEntry, model: "claude-test", fallback: false })
 
       const firstId = yield* first.sessionId
+      yield* release(first)
       const [second, model] = yield* openWithModel(kernel([TestModel.text("Still small.")], home), { cwd, resume: firstId })
       assert.strictEqual(yield* second.sessionId, firstId)
       const firstState = yield* first.state
@@ -253,7 +256,8 @@ describe("Session persistence", () => {
       assert.strictEqual(compaction.length, 1)
       assert.strictEqual(compaction[0].compaction.trigger, "manual")
 
-      // And resuming the original after its compaction sends the compacted conversation.
+      // And resuming the original after its compaction sends the compacted conversation (once it is closed).
+      yield* release(original)
       const [resumed, resumedModel] = yield* openWithModel(kernelWithStages([TestModel.text("fine")], home), {
         cwd,
         resume: originalId
@@ -340,20 +344,29 @@ describe("Session persistence", () => {
       assert.deepStrictEqual(loaded.warnings, [])
     }))
 
-  it.scoped("a corrupt or foreign file, or an unknown id: resume fails naming the file and line, and the file stays as it was", () =>
+  it.scoped("a foreign file, a bad first line, or an unknown id: resume fails naming the file and line; a bad middle line resumes; no file is touched", () =>
     Effect.gen(function*() {
       const { cwd, first, home, store } = yield* afterOneTurn
       const firstId = yield* first.sessionId
       const file = store.fileOf(cwd, firstId)
       const lines = fs.readFileSync(file, "utf8").split("\n")
+      // A first line that is not JSON: nothing to resume from, and nothing touched.
+      const firstBroken = ["{ this is not json", ...lines.slice(1)].join("\n")
+      fs.writeFileSync(file, firstBroken)
+      const resume = (id: string) => Effect.flip(open(kernel([], home), { cwd, resume: id }))
+      const corrupt = yield* resume(firstId)
+      assert.strictEqual(corrupt._tag, "ForeignTranscript")
+      assert.match(corrupt.message, new RegExp(`^${file.replace(/[.]/g, "\\.")}:1: not a Keel transcript of this session: it is not JSON`))
+      assert.strictEqual(fs.readFileSync(file, "utf8"), firstBroken)
+      // A bad line in the middle: the session resumes from the entries before it, with a warning.
       lines.splice(1, 0, "{ this is not json")
       fs.writeFileSync(file, lines.join("\n"))
       const before = fs.readFileSync(file)
-      const resume = (id: string) => Effect.flip(open(kernel([], home), { cwd, resume: id }))
-      const corrupt = yield* resume(firstId)
-      assert.strictEqual(corrupt._tag, "CorruptTranscript")
-      assert.match(corrupt.message, new RegExp(`^${file.replace(/[.]/g, "\\.")}:2: the transcript is corrupt: it is not JSON`))
+      const torn = yield* open(kernel([], home), { cwd, resume: firstId })
+      // The stray line is skipped; the entries after it chain from the first one: all of them resume.
+      assert.strictEqual((yield* Ref.get((yield* torn.state).messages)).length, 2)
       assert.deepStrictEqual(fs.readFileSync(file), before)
+      yield* release(torn)
 
       const foreignId = "f0000000-0000-4000-8000-000000000000"
       fs.writeFileSync(store.fileOf(cwd, foreignId), "{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"y\"}\n")
@@ -391,6 +404,7 @@ describe("Session persistence", () => {
       for (const prompt of ["alpha", "beta", "gamma"]) {
         const s = yield* open(kernel([TestModel.text(prompt)], home), { cwd })
         yield* collect(s.submit(`${prompt} prompt`))
+        yield* release(s)
         const id = yield* s.sessionId
         ids.push(id)
         // Files written in distinct milliseconds, as sessions a person starts one after another are.

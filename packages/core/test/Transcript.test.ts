@@ -215,16 +215,33 @@ describe("Transcript.parse", () => {
     assert.strictEqual(loaded.warnings.length, 1)
   })
 
-  it("a corrupt line in the middle is an error naming the file and the line", () => {
+  it("a corrupt line in the middle: the replay stops there, with one warning naming the file and the line", () => {
     const lines = transcript("s", basic).split("\n")
     lines[2] = lines[2]!.slice(0, 30)
-    const error = Either.getLeft(parse(lines.join("\n"))).pipe(Option.getOrThrow)
-    assert.strictEqual(error._tag, "CorruptTranscript")
-    assert.strictEqual(error.line, 3)
-    assert.match(error.message, new RegExp(`^${file}:3: the transcript is corrupt: it is not JSON`))
+    const loaded = Either.getOrThrow(parse(lines.join("\n")))
+    // The entries after it chain from the line that is lost: they are skipped too.
+    assert.strictEqual(loaded.messages.length, 2)
+    assert.strictEqual(loaded.lastUuid, "uuid-1")
+    assert.strictEqual(loaded.warnings.length, 1)
+    assert.match(loaded.warnings[0]!, new RegExp(`^${file}: 2 lines could not be replayed, from line 3 \\(it is not JSON`))
+    assert.include(loaded.warnings[0]!, "keel doctor s repairs the file")
+    // Nothing is cut when the file is continued: only a torn last line would be.
+    assert.isFalse(loaded.tail.truncated)
+    assert.strictEqual(loaded.tail.validBytes, bytes(lines.join("\n")).length)
   })
 
-  it("an entry that does not decode, a broken chain, another session's entry, a bad rewrite: corrupt, by line", () => {
+  it("entries appended after a torn line chain from the last valid entry, and replay", () => {
+    const lines = transcript("s", basic).split("\n").filter((l) => l !== "")
+    lines[2] = "{not json"
+    const next = JSON.parse(lines[3]!)
+    const appended = JSON.stringify({ ...next, uuid: "uuid-new", parentUuid: "uuid-1" })
+    const decoded = Either.getOrThrow(Transcript.parseEntries(bytes([...lines, appended].join("\n") + "\n"), { file, sessionId: "s" }))
+    assert.deepStrictEqual(decoded.entries.map((e) => e.uuid), ["uuid-0", "uuid-1", "uuid-new"])
+    assert.deepStrictEqual(decoded.dropped.map((d) => d.line), [3, 4])
+    assert.deepStrictEqual(decoded.lines.length, 3)
+  })
+
+  it("an entry that does not decode, a broken chain, another session's entry, a bad rewrite: skipped, by line", () => {
     const lines = transcript("s", basic).split("\n")
     const cases: ReadonlyArray<readonly [(ls: Array<string>) => void, number, string]> = [
       [(ls) => (ls[1] = ls[1]!.replace("\"role\":\"assistant\"", "\"role\":\"robot\"")), 2, "a \"assistant\" entry that does not decode: message.role"],
@@ -235,10 +252,11 @@ describe("Transcript.parse", () => {
     for (const [mutate, line, reason] of cases) {
       const copy = [...lines]
       mutate(copy)
-      const error = Either.getLeft(parse(copy.join("\n"))).pipe(Option.getOrThrow)
-      assert.strictEqual(error._tag, "CorruptTranscript", reason)
-      assert.strictEqual(error.line, line, reason)
-      assert.include(error.message, reason, error.message)
+      const decoded = Either.getOrThrow(Transcript.parseEntries(bytes(copy.join("\n")), { file, sessionId: "s" }))
+      assert.strictEqual(decoded.dropped[0]!.line, line, reason)
+      assert.include(decoded.dropped[0]!.reason, reason)
+      assert.strictEqual(decoded.loaded.entries, line - 1, reason)
+      assert.include(decoded.loaded.warnings[0]!, reason)
     }
     const rewrite = transcript("s", [...basic, {
       type: "rewrite",
@@ -247,9 +265,16 @@ describe("Transcript.parse", () => {
       length: 2,
       ops: [{ keep: [2, 9] }]
     }])
-    const error = Either.getLeft(parse(rewrite)).pipe(Option.getOrThrow)
-    assert.deepStrictEqual([error._tag, error.line], ["CorruptTranscript", 5])
-    assert.include(error.message, "a rewrite keeps messages [2, 9) of 4")
+    const decoded = Either.getOrThrow(Transcript.parseEntries(bytes(rewrite), { file, sessionId: "s" }))
+    assert.deepStrictEqual(decoded.dropped, [{ line: 5, reason: "a rewrite keeps messages [2, 9) of 4" }])
+    assert.strictEqual(decoded.loaded.messages.length, 4)
+  })
+
+  it("a first entry that does not replay is still corrupt: there is nothing to resume from", () => {
+    const lines = transcript("s", basic).split("\n")
+    lines[0] = lines[0]!.replace("\"role\":\"user\"", "\"role\":\"robot\"")
+    const error = Either.getLeft(parse(lines.join("\n"))).pipe(Option.getOrThrow)
+    assert.deepStrictEqual([error._tag, error.line], ["CorruptTranscript", 1])
   })
 
   it("a file that is not a Keel transcript of this session is foreign", () => {

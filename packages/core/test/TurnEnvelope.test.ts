@@ -26,7 +26,7 @@ import {
 import type { SdkMessage } from "@keel/core"
 import { Effect, Either, Layer, Schema } from "effect"
 import * as path from "node:path"
-import { collect, layerFor } from "./support/Sessions.js"
+import { collect, layerFor, ownScope, release } from "./support/Sessions.js"
 
 const cwd = "/work/project"
 const home = "/keel"
@@ -253,17 +253,18 @@ describe("TurnEnvelope in a session", () => {
       const files = SessionStore.memoryFiles()
       const store = SessionStore.make({ home, files })
       const assembly = countingAssembly()
-      const [first, firstModel] = yield* Effect.all([Session.make({ model: "m", cwd }), TestModel.TestModel]).pipe(
+      const [first, firstModel] = yield* ownScope(Effect.all([Session.make({ model: "m", cwd }), TestModel.TestModel]).pipe(
         Effect.provide(kernel([TestModel.text("one")], store, assembly.layer, 1))
-      )
+      ), ([s]) => s)
       yield* collect(first.submit("first"))
       const id = yield* first.sessionId
       const [sent] = yield* firstModel.requests
+      yield* release(first)
 
       // A commit since: the assembly would now say commit 2. The resumed session does not ask it.
-      const [resumed, resumedModel] = yield* Effect.all([Session.make({ model: "m", cwd, resume: id }), TestModel.TestModel]).pipe(
+      const [resumed, resumedModel] = yield* ownScope(Effect.all([Session.make({ model: "m", cwd, resume: id }), TestModel.TestModel]).pipe(
         Effect.provide(kernel([TestModel.text("two")], store, assembly.layer, 2))
-      )
+      ), ([s]) => s)
       const context = resultText(yield* collect(resumed.submit("/context")))
       // What the last turn was sent (the first run's), and that the next turn sends it again.
       assert.include(context, "context assembled when the session started")
@@ -292,6 +293,7 @@ describe("TurnEnvelope in a session", () => {
       assert.strictEqual(assembly.calls.n, 1)
 
       // The same transcript as a Keel before envelopes wrote it: resuming it assembles, as before.
+      yield* release(resumed)
       const old = lines.filter((e) => e.type !== "system_prompt" && e.type !== "envelope")
         .map((e, i, all) => ({ ...e, parentUuid: i === 0 ? null : all[i - 1].uuid }))
       const file = store.fileOf(cwd, id)
@@ -314,15 +316,18 @@ describe("TurnEnvelope in a session", () => {
       const store = SessionStore.make({ home, files })
       const assembly = countingAssembly()
       const options = { model: "m", cwd, appendSystemPrompt: "Be brief." } as const
-      const [first, firstModel] = yield* Effect.all([Session.make(options), TestModel.TestModel]).pipe(
+      const [first, firstModel] = yield* ownScope(Effect.all([Session.make(options), TestModel.TestModel]).pipe(
         Effect.provide(kernel([TestModel.text("one")], store, assembly.layer, 1))
-      )
+      ), ([s]) => s)
       yield* collect(first.submit("first"))
       const id = yield* first.sessionId
+      yield* release(first)
+      // Each resume runs and ends (its lock released) before the next.
       const again = (append: string | undefined, seed: number) =>
         Effect.all([Session.make({ model: "m", cwd, resume: id, appendSystemPrompt: append }), TestModel.TestModel]).pipe(
           Effect.flatMap(([session, model]) => Effect.zipRight(collect(session.submit("next")), model.requests)),
-          Effect.provide(kernel([TestModel.text("two")], store, assembly.layer, seed))
+          Effect.provide(kernel([TestModel.text("two")], store, assembly.layer, seed)),
+          Effect.scoped
         )
       const [sent] = yield* firstModel.requests
       const [same] = yield* again("Be brief.", 2)
@@ -371,10 +376,11 @@ describe("TurnEnvelope in a session", () => {
 
       // A prompt the embedder gives: nothing assembled, recorded as custom, sent as given again on resume.
       const custom = { model: "m", cwd, systemPrompt: "Be brief." } as const
-      const [mine, mineModel] = yield* Effect.all([Session.make(custom), TestModel.TestModel]).pipe(
+      const [mine, mineModel] = yield* ownScope(Effect.all([Session.make(custom), TestModel.TestModel]).pipe(
         Effect.provide(kernel([TestModel.text("ok")], store, assembly.layer, 5))
-      )
+      ), ([s]) => s)
       yield* collect(mine.submit("hi"))
+      yield* release(mine)
       const [resumedMine, resumedModel] = yield* Effect.all([
         Session.make({ ...custom, resume: yield* mine.sessionId }),
         TestModel.TestModel

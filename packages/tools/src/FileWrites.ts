@@ -15,6 +15,8 @@ import * as Path from "@effect/platform/Path"
 import { FileState, type SessionState, Tool } from "@keel/core"
 import { structuredPatch } from "diff"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { rmSync } from "node:fs"
 import * as RegularFile from "./RegularFile.js"
 
 const mtimeOf = (info: FileSystem.File.Info) => (info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
@@ -60,6 +62,12 @@ export const requireFreshRead = (
 /** Temporary files made by this process: with its pid, a name no other write uses. */
 let temporaries = 0
 
+/** The temporary files of writes under way, removed if the process exits before they end (a forced exit). */
+const pending = new Set<string>()
+process.on("exit", () => {
+  for (const temp of pending) rmSync(temp, { force: true })
+})
+
 /**
  * Writes `content` to `file` atomically, creating parent folders, and records the new mtime. An
  * existing file keeps its permission bits; a symlink is written through (its target is replaced).
@@ -78,13 +86,22 @@ export const writeAtomically = (
     const before = yield* statIfExists(fs, target)
     const dir = path.dirname(target)
     const temp = path.join(dir, `.${path.basename(target)}.keel-${process.pid}-${++temporaries}.tmp`)
-    yield* fs.makeDirectory(dir, { recursive: true }).pipe(
-      Effect.zipRight(fs.writeFileString(temp, content)),
-      Effect.zipRight(before === undefined ? Effect.void : fs.chmod(temp, before.mode & 0o7777)),
-      Effect.zipRight(fs.rename(temp, target)),
-      Effect.tapError(() => Effect.ignore(fs.remove(temp))),
-      Effect.catchAll((e) => Tool.fail(`Cannot write ${file}: ${e.message}`))
-    )
+    // The temporary file is written whole (an interruption waits for it: a write cannot be cut
+    // short), then renamed unless the call was interrupted meanwhile; whatever the end, it is gone.
+    yield* Effect.acquireUseRelease(
+      Effect.sync(() => pending.add(temp)).pipe(
+        Effect.zipRight(fs.makeDirectory(dir, { recursive: true })),
+        Effect.zipRight(fs.writeFileString(temp, content)),
+        Effect.zipRight(before === undefined ? Effect.void : fs.chmod(temp, before.mode & 0o7777)),
+        Effect.either
+      ),
+      (written) => (written._tag === "Left" ? Effect.fail(written.left) : fs.rename(temp, target)),
+      (_, exit) =>
+        Effect.zipRight(
+          Exit.isSuccess(exit) ? Effect.void : Effect.ignore(fs.remove(temp)),
+          Effect.sync(() => pending.delete(temp))
+        )
+    ).pipe(Effect.catchAll((e) => Tool.fail(`Cannot write ${file}: ${e.message}`)))
     const info = yield* fs.stat(file).pipe(Effect.catchAll((e) => Tool.fail(`Cannot access ${file}: ${e.message}`)))
     yield* FileState.record(file, mtimeOf(info))
   })

@@ -7,7 +7,7 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState, Tool } from "@keel/core"
 import { Edit, Read, Write } from "@keel/tools"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -25,6 +25,19 @@ const call = <I, R>(make: Effect.Effect<Tool.Tool<I, R>, never, any>, input: I, 
 const session = Layer.merge(NodeContext.layer, Layer.effect(SessionState.SessionState, SessionState.make("s")))
 
 describe("Write", () => {
+  it.live("an interrupted write leaves no temporary file and does not replace the file", () =>
+    Effect.gen(function*() {
+      const dir = tempDir()
+      const content = "x".repeat(64 * 1024 * 1024)
+      const fiber = yield* Effect.fork(call(Write.make, { file_path: "big.txt", content }, dir))
+      // Interrupted while its temporary file is being written.
+      const temporary = () => fs.readdirSync(dir).some((f) => f.endsWith(".tmp"))
+      for (let i = 0; i < 100_000 && !temporary(); i++) yield* Effect.promise(() => new Promise((r) => setImmediate(r)))
+      assert.isTrue(temporary(), "the write had started")
+      yield* Fiber.interrupt(fiber)
+      assert.deepStrictEqual(fs.readdirSync(dir), [])
+    }).pipe(Effect.provide(session)), 60_000)
+
   it.effect("creates a new file and its folders without a prior read", () =>
     Effect.gen(function*() {
       const dir = tempDir()

@@ -22,27 +22,13 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as path from "node:path"
 import { describeFailure } from "../Runtime.js"
+import { isPath, sessionIdOf } from "../SessionArgument.js"
 import type { Flags } from "./ExportFlags.js"
 
 /** Where the export and the errors go. @category Models */
 export interface Io {
   readonly out: (text: string) => void
   readonly err: (text: string) => void
-}
-
-/** Whether the argument names a file rather than a session id. */
-const isPath = (session: string): boolean => session.includes("/") || session.includes(path.sep) || session.endsWith(".jsonl")
-
-/** The session id a transcript's first entry names (else the file's name without `.jsonl`). */
-const sessionIdOf = (file: string, bytes: Uint8Array): string => {
-  const end = bytes.indexOf(0x0a)
-  try {
-    const first = JSON.parse(new TextDecoder().decode(end === -1 ? bytes : bytes.subarray(0, end))) as { sessionId?: unknown }
-    if (typeof first.sessionId === "string") return first.sessionId
-  } catch {
-    // Not JSON: the parse below says where and why.
-  }
-  return path.basename(file, ".jsonl")
 }
 
 /** A transcript file's entries, replayed. */
@@ -61,6 +47,23 @@ const fromFile = (file: string) =>
     const parsed = Transcript.parseEntries(bytes, { file, sessionId: sessionIdOf(file, bytes) })
     return Either.isLeft(parsed) ? yield* Effect.fail(parsed.left) : parsed.right
   })
+
+/**
+ * The entries of a transcript that replays whole: an export is computed from the transcript alone,
+ * so a torn one (lines a resume skips) fails naming its first bad line, for `keel doctor` to repair.
+ */
+const whole = (decoded: Transcript.Decoded) => {
+  const first = decoded.dropped[0]
+  return first === undefined
+    ? Effect.succeed(decoded)
+    : Effect.fail(
+      new TranscriptError.CorruptTranscript({
+        file: decoded.loaded.file,
+        line: first.line,
+        reason: `${first.reason} (keel doctor ${decoded.loaded.sessionId} repairs it)`
+      })
+    )
+}
 
 /** A session's entries, from the store under `KEEL_HOME`. */
 const fromStore = (sessionId: string, cwd: string) =>
@@ -90,9 +93,10 @@ export const run = async (flags: Flags, io: Io): Promise<number> => {
   const cwd = path.resolve(flags.cwd ?? process.cwd())
   const program = Effect.gen(function*() {
     const pricing = yield* Pricing.tableConfig
-    const decoded = isPath(flags.session)
-      ? yield* fromFile(path.resolve(cwd, flags.session))
-      : yield* fromStore(flags.session, cwd)
+    const decoded = yield* Effect.flatMap(
+      isPath(flags.session) ? fromFile(path.resolve(cwd, flags.session)) : fromStore(flags.session, cwd),
+      whole
+    )
     yield* BashGrammar.ready // Bash calls' decisions are explained with the bash grammar
     const rendered = Export.render(decoded, flags.format, { json: flags.json, pricing })
     if (flags.output === undefined) io.out(rendered.text)

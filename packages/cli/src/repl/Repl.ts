@@ -22,6 +22,7 @@ import * as Scope from "effect/Scope"
 import * as ActionAnswerer from "../ActionAnswerer.js"
 import type { Flags } from "../Flags.js"
 import * as Runtime from "../Runtime.js"
+import * as Signals from "../Signals.js"
 import * as Completion from "./Completion.js"
 import * as Footer from "./Footer.js"
 import * as History from "./History.js"
@@ -156,7 +157,7 @@ const isReplCommand = (command: string) => /^\/(exit|quit|resume)\b/.test(comman
 
 /**
  * Runs the REPL until the user leaves; returns the exit code (0, or 1 when the session could not
- * start, 2 for a configuration problem).
+ * start, 2 for a configuration problem, 3 when the session is in use, 143 or 129 after SIGTERM or SIGHUP).
  *
  * @category Running
  */
@@ -254,6 +255,13 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   // SIGINT from outside (kill -INT, or Ctrl+C when stdin is not a terminal): interrupt the turn, or leave.
   const onSignal = () => (queue.running() ? queue.interrupt() : leave())
   process.on("SIGINT", onSignal)
+  // SIGTERM, SIGHUP (the terminal went away): stop the turn and leave as /exit does; the process
+  // then exits 143 or 129, within Signals.GRACE_MS (a second signal exits at once).
+  const terminate = Signals.install(() => {
+    if (queue.running()) queue.interrupt()
+    leave()
+    pipe?.close()
+  }, ["SIGTERM", "SIGHUP"])
 
   // `keel "prompt"` starts with that prompt.
   const first = flags.prompt !== undefined && flags.prompt.trim() !== "" ? flags.prompt : undefined
@@ -295,5 +303,6 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   await runtime.runPromise(Scope.close(current.scope, Exit.void))
   await runtime.runPromise(Fiber.interrupt(answering))
   await runtime.dispose()
-  return 0
+  terminate.dispose()
+  return terminate.code() ?? 0
 }

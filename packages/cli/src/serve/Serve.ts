@@ -7,8 +7,8 @@
  * elicitation) is a pending action, answered by the client with `action.respond`.
  *
  * With `--stdio` the server ends at the end of stdin, once the sessions are idle and every request
- * has been answered; a signal (SIGINT, SIGTERM) stops it at once: running turns are interrupted,
- * sessions and their MCP servers closed.
+ * has been answered; a signal (SIGINT, SIGTERM, SIGHUP) stops it at once: running turns are
+ * interrupted, sessions, their locks and their MCP servers closed, and it exits 130, 143 or 129.
  *
  * @since 0.1.0
  */
@@ -27,6 +27,7 @@ import * as http from "node:http"
 import * as path from "node:path"
 import { type Flags, sessionFlagsError } from "../Flags.js"
 import * as Runtime from "../Runtime.js"
+import * as Signals from "../Signals.js"
 import * as Handlers from "./Handlers.js"
 import { SessionOpener, Sessions } from "./Sessions.js"
 import * as Sessions_ from "./Sessions.js"
@@ -172,19 +173,14 @@ export const run = async (flags: Flags, transport: Transport, io: Io): Promise<n
       Effect.provide(Runtime.logging(flags.debug))
     )
   const fiber = Effect.runFork(program)
-  let signalled = false
-  const stop = () => {
-    if (signalled) process.exit(130)
-    signalled = true
-    Effect.runFork(Fiber.interrupt(fiber))
-  }
-  process.on("SIGINT", stop)
-  process.on("SIGTERM", stop)
+  // SIGINT, SIGTERM, SIGHUP: every session stops (its turn interrupted, its lock released), then
+  // the process exits with the signal's code, within Signals.GRACE_MS; a second signal exits at once.
+  const signals = Signals.install(() => void Effect.runFork(Fiber.interrupt(fiber)))
   const exit = await Effect.runPromise(Fiber.await(fiber))
-  process.off("SIGINT", stop)
-  process.off("SIGTERM", stop)
-  if (Exit.isSuccess(exit)) return 0
-  if (Cause.isInterruptedOnly(exit.cause)) return signalled ? 130 : 0
+  signals.dispose()
+  const signalled = signals.code()
+  if (Exit.isSuccess(exit)) return signalled ?? 0
+  if (Cause.isInterruptedOnly(exit.cause)) return signalled ?? 0
   const failure = Runtime.describeFailure(exit.cause, flags.debug)
   io.err(failure.lines.map((line) => `keel: ${line}\n`).join(""))
   return 1

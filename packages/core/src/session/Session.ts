@@ -56,7 +56,7 @@ import {
 import * as SessionState from "./SessionState.js"
 import { SessionStore } from "./SessionStore.js"
 import * as Transcript from "./Transcript.js"
-import type { LoadError } from "./TranscriptError.js"
+import type { LoadError, SessionLocked, TranscriptIoError } from "./TranscriptError.js"
 import * as TurnEnvelope from "./TurnEnvelope.js"
 import * as TurnRunner from "./TurnRunner.js"
 
@@ -121,12 +121,20 @@ export class Session extends Context.Tag("@keel/core/Session")<Session, Service>
 /** The current session at the start: a new one, a resumed one (same id and file), or a fork. */
 const firstSession = (
   engine: Omit<Engine, "current" | "prompt">,
-  loaded: Transcript.Loaded | undefined
-): Effect.Effect<Current> =>
+  loaded: Transcript.Loaded | undefined,
+  locked: string | undefined
+): Effect.Effect<Current, LoadError, Scope.Scope> =>
   Effect.gen(function*() {
     const { options } = engine
     const fork = loaded !== undefined && options.forkSession === true
     const id = loaded !== undefined && !fork ? loaded.sessionId : options.sessionId ?? engine.ids.uuid()
+    // One writer per session: the session this one writes is locked for its life (unless already).
+    // A new file's lock that cannot be made is not fatal: nothing else can be writing a file that
+    // is not there yet, and the recorder says the transcript cannot be written (a warning).
+    if (engine.persist && locked !== id) {
+      const lock = engine.store.lock(options.cwd, id)
+      yield* loaded !== undefined && !fork ? lock : Effect.catchTag(lock, "TranscriptIoError", () => Effect.void)
+    }
     const history = loaded !== undefined ? Transcript.answerDangling(loaded.messages) : options.history ?? []
     const state = yield* SessionState.make(id, history)
     if (loaded !== undefined) yield* Resume.restore(state, loaded)
@@ -172,16 +180,20 @@ const firstSession = (
 /**
  * A session over the services in context. Its transcript is written to the `SessionStore` as it
  * goes (unless `persist: false`); with `resume` or `continue` it starts from a saved one, and fails
- * with a `LoadError` when that cannot be used (never touching the file).
+ * with a `LoadError` when that cannot be used (never touching the file). The session it writes is
+ * locked for the life of its scope (`SessionStore.lock`): a session another writer holds fails with
+ * `SessionLocked`.
  *
  * @category Constructors
  */
-export function make(options: Options & NewSession): Effect.Effect<Service, never, Requirements | Scope.Scope>
+export function make(
+  options: Options & NewSession
+): Effect.Effect<Service, SessionLocked | TranscriptIoError, Requirements | Scope.Scope>
 export function make(options: Options): Effect.Effect<Service, LoadError, Requirements | Scope.Scope>
 export function make(options: Options): Effect.Effect<Service, LoadError, Requirements | Scope.Scope> {
   return Effect.gen(function*() {
     const store = yield* SessionStore
-    const loaded = yield* Resume.transcriptOf(options, store)
+    const { loaded, locked } = yield* Resume.lockedTranscriptOf(options, store)
     const ids = yield* Ids
     const registry = yield* ToolRegistry
     if (options.structuredOutput !== undefined) {
@@ -218,7 +230,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       warnedUnpriced: yield* Ref.make<ReadonlySet<string>>(new Set()),
       persist: options.persist !== false
     }
-    const current = yield* Ref.make(yield* firstSession(parts, loaded))
+    const current = yield* Ref.make(yield* firstSession(parts, loaded, locked))
     // SessionEnd when the session closes (bounded by its hooks' timeouts).
     const hooks = Context.get(services, Hooks)
     yield* Effect.addFinalizer(() =>

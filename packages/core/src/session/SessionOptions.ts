@@ -67,6 +67,12 @@ export interface Options {
   /** With `resume` or `continue`: a new session (`sessionId`, or a new id) carrying the history, in a new file. */
   readonly forkSession?: boolean | undefined
   /**
+   * The id of a session whose write lock the caller already holds in the session's scope (taken
+   * with `SessionStore.lock` before it loaded `resume`; see `Resume.lockedTranscriptOf`). Any other
+   * session this one writes is locked by the session itself.
+   */
+  readonly locked?: string | undefined
+  /**
    * Write the transcript to the `SessionStore` (default true; `SessionStore.layerNoop` keeps
    * nothing). `false` writes nothing, and still lets `resume` read one.
    */

@@ -23,9 +23,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
 import * as nodePath from "node:path"
 import { homeConfig } from "../context/ContextManagement.js"
+import * as SessionLock from "./SessionLock.js"
 import * as Transcript from "./Transcript.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
 import {
@@ -33,6 +35,7 @@ import {
   type ForeignTranscript,
   type LoadError,
   SessionExists,
+  type SessionLocked,
   SessionNotFound,
   TranscriptIoError
 } from "./TranscriptError.js"
@@ -83,6 +86,11 @@ export interface Service {
   readonly list: (cwd: string) => Effect.Effect<ReadonlyArray<SessionInfo>, TranscriptIoError>
   /** The most recently written session of `cwd` (`--continue`), if any. */
   readonly latest: (cwd: string) => Effect.Effect<Option.Option<SessionInfo>, TranscriptIoError>
+  /**
+   * Holds session `sessionId`'s write lock for the life of the scope (see `SessionLock`): one
+   * writer per session, across processes and within this one.
+   */
+  readonly lock: (cwd: string, sessionId: string) => Effect.Effect<void, SessionLocked | TranscriptIoError, Scope.Scope>
 }
 
 /** @category Context */
@@ -119,6 +127,8 @@ export interface Files {
   readonly list: (
     directory: string
   ) => Effect.Effect<ReadonlyArray<{ readonly name: string; readonly modifiedAt: number; readonly size: number }>, TranscriptIoError>
+  /** Holds the write lock of session `sessionId`, whose transcript is `file`, for the life of the scope. */
+  readonly lock: (sessionId: string, file: string) => Effect.Effect<void, SessionLocked | TranscriptIoError, Scope.Scope>
 }
 
 const encoder = new TextEncoder()
@@ -234,7 +244,9 @@ export const make = (options: { readonly home: string; readonly files: Files }):
         ? Effect.map(files.list(directory(cwd)), (fs) => fs.some((f) => f.name === `${sessionId}.jsonl`))
         : Effect.succeed(false),
     list,
-    latest: (cwd) => Effect.map(list(cwd), (sessions) => Option.fromNullable(sessions[0]))
+    latest: (cwd) => Effect.map(list(cwd), (sessions) => Option.fromNullable(sessions[0])),
+    lock: (cwd, sessionId) =>
+      isValidSessionId(sessionId) ? files.lock(sessionId, fileOf(cwd, sessionId)) : Effect.fail(invalid(cwd, sessionId, "lock"))
   }
 }
 
@@ -292,7 +304,8 @@ export const fileSystemFiles = (fs: FileSystem.FileSystem, path: Path.Path): Fil
         })
       }
       return out
-    }).pipe(Effect.mapError(ioError(directory, "list")))
+    }).pipe(Effect.mapError(ioError(directory, "list"))),
+  lock: SessionLock.acquire
 })
 
 /**
@@ -304,6 +317,7 @@ export const fileSystemFiles = (fs: FileSystem.FileSystem, path: Path.Path): Fil
 export const memoryFiles = (): Files => {
   const store = new Map<string, { data: Uint8Array; modifiedAt: number; sequence: number }>()
   let sequence = 0
+  const lock = SessionLock.memory()
   const missing = (file: string, operation: string) =>
     new TranscriptIoError({ file, operation, reason: "no such file" })
   return {
@@ -342,7 +356,8 @@ export const memoryFiles = (): Files => {
         // Same-millisecond writes (a TestClock) are ordered by the order of writes.
         return out.sort((a, b) => b.modifiedAt - a.modifiedAt || b.sequence - a.sequence)
           .map((f) => ({ name: f.name, modifiedAt: f.modifiedAt, size: f.size }))
-      })
+      }),
+    lock
   }
 }
 
@@ -380,5 +395,6 @@ export const layerNoop: Layer.Layer<SessionStore> = Layer.succeed(SessionStore, 
     Effect.fail(new SessionNotFound({ sessionId, cwd, directory: "nowhere", known: [], reason: "sessions are not kept" })),
   exists: () => Effect.succeed(false),
   list: () => Effect.succeed([]),
-  latest: () => Effect.succeed(Option.none())
+  latest: () => Effect.succeed(Option.none()),
+  lock: () => Effect.void
 })

@@ -323,10 +323,15 @@ const apply = (replay: Replay, entry: TranscriptEntry.Entry): Either.Either<void
 /**
  * Replays a transcript's bytes (`file` names it in errors; `sessionId` is the session it must
  * belong to). A last line without a newline that does not parse was cut by a crash while being
- * written: it is skipped, with a warning. Anything else that does not replay is an error naming the
- * line: `ForeignTranscript` when the file is not a Keel transcript of this session (decided on its
- * first entry, or a newer format anywhere), `CorruptTranscript` otherwise. Blank lines are ignored.
- * Linear in the file's size.
+ * written: it is skipped, with a warning. A torn transcript is not a dead end: a line that does not
+ * replay (not JSON, not an entry, an entry that does not decode, one whose `parentUuid` does not
+ * follow the last entry replayed, a rewrite or envelope that does not fit) is skipped, with one
+ * warning for all of them, and the replay goes on with the lines that chain from the last entry
+ * replayed: the session resumes from the longest valid chain from the start, and what it appends
+ * next chains from its end, so the file stays resumable (`keel doctor` rewrites it without the
+ * skipped lines). The file is refused only when it is not a Keel transcript of this session
+ * (`ForeignTranscript`: decided on its first entry, or a newer format anywhere), or its first
+ * entry does not replay (`CorruptTranscript`). Blank lines are ignored. Linear in the file's size.
  *
  * @category Parsing
  */
@@ -335,11 +340,28 @@ export const parse = (
   options: { readonly file: string; readonly sessionId: string }
 ): Either.Either<Loaded, CorruptTranscript | ForeignTranscript> => replayBytes(bytes, options, undefined)
 
+/** A line {@link parse} skipped (1-based), and why. @category Models */
+export interface Dropped {
+  readonly line: number
+  readonly reason: string
+}
+
 /** A transcript replayed, with its entries in the order of the file: what read models project. @category Models */
 export interface Decoded {
   readonly loaded: Loaded
   /** Every entry that replayed (a truncated last line excluded), decoded. */
   readonly entries: ReadonlyArray<TranscriptEntry.Entry>
+  /** Where each of `entries` is in the file: its line's bytes `[start, end)`, newline excluded. */
+  readonly lines: ReadonlyArray<readonly [number, number]>
+  /** The lines skipped (a truncated last line excluded: see `loaded.tail`). */
+  readonly dropped: ReadonlyArray<Dropped>
+}
+
+/** What a replay collects besides the `Loaded`. */
+interface Collect {
+  readonly entries: Array<TranscriptEntry.Entry>
+  readonly lines: Array<readonly [number, number]>
+  readonly dropped: Array<Dropped>
 }
 
 /**
@@ -352,15 +374,15 @@ export const parseEntries = (
   bytes: Uint8Array,
   options: { readonly file: string; readonly sessionId: string }
 ): Either.Either<Decoded, CorruptTranscript | ForeignTranscript> => {
-  const entries: Array<TranscriptEntry.Entry> = []
-  return Either.map(replayBytes(bytes, options, entries), (loaded) => ({ loaded, entries }))
+  const collect: Collect = { entries: [], lines: [], dropped: [] }
+  return Either.map(replayBytes(bytes, options, collect), (loaded) => ({ loaded, ...collect }))
 }
 
 /** Replays a file's bytes (see {@link parse}), pushing each entry that replayed onto `collect` when given. */
 const replayBytes = (
   bytes: Uint8Array,
   options: { readonly file: string; readonly sessionId: string },
-  collect: Array<TranscriptEntry.Entry> | undefined
+  collect: Collect | undefined
 ): Either.Either<Loaded, CorruptTranscript | ForeignTranscript> => {
   const { file, sessionId } = options
   const replay: Replay = {
@@ -386,6 +408,11 @@ const replayBytes = (
   const rejected = (line: number, { foreign, reason }: Rejection) =>
     Either.left(foreign ? new ForeignTranscript({ file, line, reason }) : new CorruptTranscript({ file, line, reason }))
 
+  const dropped: Array<Dropped> = []
+  const drop = (line: number, reason: string) => {
+    dropped.push({ line, reason })
+    collect?.dropped.push({ line, reason })
+  }
   let start = 0
   let lineNo = 0
   while (start < bytes.length) {
@@ -393,32 +420,54 @@ const replayBytes = (
     const terminated = end >= 0
     if (!terminated) end = bytes.length
     lineNo++
+    const lineStart = start
     const next = terminated ? end + 1 : end
     const line = readLine(bytes.subarray(start, end))
     start = next
-    if (line._tag === "Blank") {
-      if (terminated) replay.validBytes = next
-      continue
-    }
+    // Nothing up to here is cut when the file is continued, only a torn last line.
+    replay.validBytes = next
+    replay.missingNewline = !terminated
+    if (line._tag === "Blank") continue
     if (line._tag === "Unreadable") {
       if (!terminated) {
         replay.truncated = true
+        replay.validBytes = lineStart
+        replay.missingNewline = false
         replay.warnings.push(
           `${file}:${lineNo}: the last line is incomplete (the process stopped while writing it); it was skipped`
         )
         break
       }
-      return rejected(lineNo, { foreign: replay.entries === 0, reason: line.reason })
+      if (replay.entries === 0) return rejected(lineNo, { foreign: true, reason: line.reason })
+      drop(lineNo, line.reason)
+      continue
     }
     const entry = toEntry(line.json, { sessionId, lastUuid: replay.lastUuid, first: replay.entries === 0 })
-    if (Either.isLeft(entry)) return rejected(lineNo, entry.left)
+    if (Either.isLeft(entry)) {
+      if (entry.left.foreign || replay.entries === 0) return rejected(lineNo, entry.left)
+      drop(lineNo, entry.left.reason)
+      continue
+    }
     const applied = apply(replay, entry.right)
-    if (Either.isLeft(applied)) return rejected(lineNo, applied.left)
-    collect?.push(entry.right)
+    if (Either.isLeft(applied)) {
+      if (replay.entries === 0) return rejected(lineNo, applied.left)
+      drop(lineNo, applied.left.reason)
+      continue
+    }
+    collect?.entries.push(entry.right)
+    collect?.lines.push([lineStart, end])
     replay.lastUuid = entry.right.uuid
     replay.entries++
-    replay.validBytes = next
-    replay.missingNewline = !terminated
+  }
+  if (dropped.length > 0) {
+    const first = dropped[0]!
+    replay.warnings.push(
+      `${file}: ${
+        dropped.length === 1 ? `line ${first.line} could not be replayed` : `${dropped.length} lines could not be replayed, from line ${first.line}`
+      } (${first.reason}); ` +
+        `the session resumes from the ${replay.entries} entries that chain from the start, and goes on from the last of them ` +
+        `(keel doctor ${sessionId} repairs the file, keeping the original)`
+    )
   }
   return Either.right({
     sessionId,

@@ -83,6 +83,34 @@ export class SessionExists extends Schema.TaggedError<SessionExists>("@keel/core
   }
 }
 
+/**
+ * The session is being written by another process (or another session of this one): its lock
+ * (`SessionLock`) is held. `pid`, `host` and `startedAt` say by whom, when the lock file says.
+ *
+ * @category Errors
+ */
+export class SessionLocked extends Schema.TaggedError<SessionLocked>("@keel/core/SessionLocked")(
+  "SessionLocked",
+  {
+    sessionId: Schema.String,
+    lockFile: Schema.String,
+    pid: Schema.optional(Schema.Number),
+    host: Schema.optional(Schema.String),
+    startedAt: Schema.optional(Schema.String),
+    /** Taken on another host: never taken over, it has to be removed by hand once that host is done. */
+    foreignHost: Schema.Boolean
+  }
+) {
+  /** One line: who holds it since when, and what to do. */
+  override get message(): string {
+    const holder = this.pid === undefined
+      ? `a lock file that cannot be read (${this.lockFile})`
+      : `pid ${this.pid} on host ${this.host ?? "?"}${this.startedAt === undefined ? "" : ` (since ${this.startedAt})`}`
+    const foreign = this.foreignHost ? `; if that host no longer runs it, remove ${this.lockFile}` : ""
+    return `session ${this.sessionId} is in use by ${holder}; wait for it to finish, or use --fork-session to continue in a new session${foreign}`
+  }
+}
+
 /** Reading or writing a transcript failed at the file system level. @category Errors */
 export class TranscriptIoError extends Schema.TaggedError<TranscriptIoError>("@keel/core/TranscriptIoError")(
   "TranscriptIoError",
@@ -95,4 +123,4 @@ export class TranscriptIoError extends Schema.TaggedError<TranscriptIoError>("@k
 }
 
 /** Everything loading a transcript can fail with. @category Errors */
-export type LoadError = SessionNotFound | CorruptTranscript | ForeignTranscript | TranscriptIoError
+export type LoadError = SessionNotFound | CorruptTranscript | ForeignTranscript | TranscriptIoError | SessionLocked

@@ -7,7 +7,7 @@ import { assert } from "@effect/vitest"
 import { Message, type TestModel } from "@keel/core"
 import type { SdkMessage, Session, Tool } from "@keel/core"
 import { Testing } from "@keel/core/testing"
-import { Chunk, Effect, Ref, Schema, Stream } from "effect"
+import { Chunk, Effect, ExecutionStrategy, Exit, Ref, Schema, Scope, Stream } from "effect"
 import { sleeper } from "./Tools.js"
 
 /** The testing layer over `script` and `tools` (`Sleep` unless given). */
@@ -40,3 +40,19 @@ export const encodeMessage = Schema.encodeSync(Message.Message)
 
 /** Messages as plain data, to compare by value. */
 export const plain = (messages: ReadonlyArray<Message.Message>) => messages.map((m) => encodeMessage(m))
+
+/** Each session's own scope (a child of the test's), to close it as a process would end: {@link release}. */
+const scopes = new WeakMap<object, Scope.CloseableScope>()
+
+/** Runs `make` in a scope of its own, remembered for its session (`pick` finds it in the result). */
+export const ownScope = <A, E, R>(make: Effect.Effect<A, E, R | Scope.Scope>, pick: (a: A) => object) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    // A session that could not open holds nothing either (a process would have ended).
+    const made = yield* Scope.extend(make, scope).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
+    scopes.set(pick(made), scope)
+    return made
+  })
+
+/** Closes a session's scope: its lock is released (as when its process ends); its state stays readable. */
+export const release = (session: Session.Service) => Effect.suspend(() => Scope.close(scopes.get(session)!, Exit.void))
