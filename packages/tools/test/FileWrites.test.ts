@@ -36,7 +36,7 @@ describe("Write", () => {
       assert.isTrue(temporary(), "the write had started")
       yield* Fiber.interrupt(fiber)
       assert.deepStrictEqual(fs.readdirSync(dir), [])
-    }).pipe(Effect.provide(session)), 60_000)
+    }).pipe(Effect.provide(session)) as Effect.Effect<void>, 60_000)
 
   it.effect("creates a new file and its folders without a prior read", () =>
     Effect.gen(function*() {
