@@ -9,6 +9,7 @@ import { Actions, type Message, ModelError, Session, SessionRuntime, Tool, TestM
 import { Testing } from "@keel/core/testing"
 import { UpdateGoal } from "@keel/tools"
 import { Effect, Schema, Stream, TestClock } from "effect"
+import { ownScope, release } from "../packages/core/test/support/Sessions.js"
 
 /** `Step` (`ms`): waits `ms` of virtual time, then says it stepped (a unit of progress). */
 const step = Tool.make({
@@ -210,10 +211,12 @@ describe("goal continuation", () => {
 
   it.scoped("the goal is saved with the session and comes back with it, paused as it was", () =>
     Effect.gen(function*() {
-      const { rt, session } = yield* runtime
+      // The first session in a scope of its own, closed (its lock released) before the resume.
+      const { rt, session } = yield* ownScope(runtime, (made) => made.session)
       yield* rt.setGoal("persisted", { maxContinuations: 5 })
       yield* rt.pauseGoal(true)
       const saved = yield* rt.goal
+      yield* release(session)
       const resumed = yield* Session.make({ model: "claude-test", cwd: "/work", resume: yield* session.sessionId })
       const again = yield* SessionRuntime.make(resumed)
       assert.deepStrictEqual(yield* again.goal, saved)

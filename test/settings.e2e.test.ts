@@ -241,7 +241,7 @@ describe("settings under the Claude Agent SDK's query()", () => {
     const dir = workdir()
     write(dir, ".claude/settings.json", { permissions: { allow: ["Bash(echo:*)"] }, env: { P: "project", F: "project" } })
     const server = await fake([
-      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo \"$P|${U:-}|$F\"" }, id: "toolu_1" }]),
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo \"$P|$U|$F\"" }, id: "toolu_1" }]),
       FakeAnthropic.textReply("done")
     ])
     const messages: Array<any> = []
@@ -275,7 +275,7 @@ describe("settings in Keel's own query()", () => {
       env: { KEEL_Q_P: "project", ANTHROPIC_MODEL: "claude-from-settings-env" }
     })
     const server = await fake([
-      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo \"$KEEL_Q_P|${KEEL_Q_U:-}|$KEEL_Q_F\"" }, id: "toolu_1" }]),
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "echo \"$KEEL_Q_P|$KEEL_Q_U|$KEEL_Q_F\"" }, id: "toolu_1" }]),
       FakeAnthropic.textReply("done")
     ])
     const messages: Array<Query.SDKMessage> = []

@@ -142,8 +142,10 @@ const failed = (cause: Cause.Cause<unknown>, flags: Flags, io: Io): number => {
 export const run = async (flags: Flags, prompt: string, io: Io): Promise<number> => {
   const options: Runtime.Options = { ...flags, cwd: process.cwd(), onHookEvent: hookEvents(flags, io.out) }
   const program = Effect.gen(function*() {
-    const { session, warnings } = yield* Runtime.openSession(options)
-    for (const warning of warnings) io.err(`keel: ${warning}\n`)
+    const { session, warnings, transcriptWarnings } = yield* Runtime.openSession(options)
+    // Text mode prints the session's own warnings as they come (progressLine); the others on stderr here.
+    const startup = flags.outputFormat === "text" ? warnings : [...warnings, ...transcriptWarnings]
+    for (const warning of startup) io.err(`keel: ${warning}\n`)
     const runtimeScope = yield* Scope.make()
     const runtime = yield* SessionRuntime.make(session).pipe(Scope.extend(runtimeScope))
     const messages: Array<SdkMessage.SdkMessage> = []
@@ -344,10 +346,10 @@ export const runStreamInput = async (flags: Flags, lines: AsyncIterable<string>,
   // The host's callback hooks (registered by its `initialize`) ask it over the control protocol.
   const hostHooks = HostHooks.make(write, Ids.crypto.uuid)
   const program = (options: Runtime.Options, host: HostStartup.Started) => Effect.gen(function*() {
-    const { session, warnings } = yield* Runtime.openSession(options)
+    const { session, warnings, transcriptWarnings } = yield* Runtime.openSession(options)
     const ids = yield* Ids.Ids
     const actions = yield* Actions.Actions
-    for (const warning of warnings) io.err(`keel: ${warning}\n`)
+    for (const warning of [...warnings, ...transcriptWarnings]) io.err(`keel: ${warning}\n`)
     // The runtime in a scope of its own: closed at the end of input once it is idle, which ends the
     // printer's stream of turns after the last one.
     const runtimeScope = yield* Scope.make()

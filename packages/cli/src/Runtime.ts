@@ -303,8 +303,13 @@ const definedEnv = (
 /** A session opened for a run, with what its start reported. @category Models */
 export interface Opened {
   readonly session: Session.Service
-  /** One line per MCP server that did not connect. */
+  /** One line per MCP server that did not connect, and per agent definition that failed to load. */
   readonly warnings: ReadonlyArray<string>
+  /**
+   * What a torn transcript lost on resume: the session also reports these as `system` warnings in
+   * its output, so a consumer that prints the output prints them once from there.
+   */
+  readonly transcriptWarnings: ReadonlyArray<string>
 }
 
 /**
@@ -339,10 +344,10 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       ...mcpServers.filter((server) => server.status !== "connected").map((server) =>
         `MCP server ${server.name} ${server.status === "needs-auth" ? "needs authorization" : "failed to start"}: ${server.error}`
       ),
-      ...agents.warnings,
-      // What a torn transcript lost (also a `system` warning in the session's output).
-      ...(resumed?.warnings ?? [])
+      ...agents.warnings
     ]
+    // What a torn transcript lost (also a `system` warning in the session's output).
+    const transcriptWarnings = resumed?.warnings ?? []
     const session = yield* Session.make({
       model,
       cwd,
@@ -380,7 +385,7 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       }),
       structuredOutput: yield* JsonSchemaOption.sessionOption(options.jsonSchema)
     })
-    return { session, warnings }
+    return { session, warnings, transcriptWarnings }
   })
 
 /**

@@ -59,7 +59,7 @@ describe("BashCommand.analyse", () => {
     }
     assert.strictEqual(reason("echo $(x)"), "command substitution")
     assert.strictEqual(reason("echo <(x)"), "process substitution")
-    assert.strictEqual(reason("echo $x"), "an expansion")
+    assert.strictEqual(reason("echo ${x:-y}"), "an expansion")
     assert.strictEqual(reason("(echo)"), "a subshell")
     assert.strictEqual(reason("f() { echo; }"), "a function definition")
     assert.strictEqual(reason("echo > x"), "a redirection")

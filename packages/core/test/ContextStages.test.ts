@@ -16,6 +16,7 @@ import {
   TestModel,
   TokenEstimate,
   Stage,
+  StageMemory,
   ToolResultBudget
 } from "@keel/core"
 import { Effect, FastCheck, Layer, TestClock } from "effect"
@@ -198,17 +199,22 @@ describe("Microcompact", () => {
     assert.deepStrictEqual(Invariants.requestViolations(result.messages), [])
   })
 
-  it.effect("runs when the conversation passes the threshold, or after a 60-minute idle gap (under TestClock)", () =>
+  it.effect("runs when the conversation passes the threshold, or after a 60-minute idle gap in the same session (under TestClock)", () =>
     Effect.gen(function*() {
       const messages = [Message.user("go"), ...reads(8), Message.user("next")]
       const size = Math.ceil(JSON.stringify(messages.map(Message.toParam)).length / 4)
+      // The idle gap is remembered in the session's stage memory.
+      const session = { ...context, memory: yield* StageMemory.make }
+      const other = { ...context, memory: yield* StageMemory.make }
       // A threshold above the conversation: nothing, until an hour passes between calls.
       const stage = yield* Microcompact.make({ triggerTokens: size * 10 })
-      assert.strictEqual((yield* stage.run(messages, context)).messages, messages)
+      assert.strictEqual((yield* stage.run(messages, session)).messages, messages)
       yield* TestClock.adjust("59 minutes")
-      assert.strictEqual((yield* stage.run(messages, context)).messages, messages)
+      assert.strictEqual((yield* stage.run(messages, session)).messages, messages)
       yield* TestClock.adjust("60 minutes")
-      const idle = yield* stage.run(messages, context)
+      // Another session (same id, its own memory) has no gap: its first call.
+      assert.strictEqual((yield* stage.run(messages, other)).messages, messages)
+      const idle = yield* stage.run(messages, session)
       assert.strictEqual(resultOf(idle.messages, "r0"), Microcompact.CLEARED)
       assert.include(idle.report!, "idle")
       // A threshold below the conversation: at once.

@@ -6,7 +6,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Message, SessionState, Snip, type Stage, StageMemory, ToolResultBudget } from "@keel/core"
+import { CompactionBreaker, Message, SessionState, Snip, type Stage, StageMemory, ToolResultBudget } from "@keel/core"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -112,4 +112,31 @@ describe("StageMemory", () => {
     assert.strictEqual(alive, 0, JSON.stringify(which))
     assert.isTrue(budget !== undefined && snip !== undefined)
   })
+})
+
+describe("CompactionBreaker", () => {
+  it.effect("keeps each session's state in its memory: two sessions under one id never share an open breaker", () =>
+    Effect.gen(function*() {
+      const breaker = yield* CompactionBreaker.make()
+      const base = { model: "m", iteration: 1, sessionId: "same", maxTokens: 1_000 }
+      const first = { ...base, memory: yield* StageMemory.make }
+      const second = { ...base, memory: yield* StageMemory.make }
+      yield* CompactionBreaker.setState(breaker, first, { ...CompactionBreaker.initial, failures: 3 })
+      assert.isDefined(CompactionBreaker.tripped(breaker, yield* CompactionBreaker.stateOf(breaker, first)))
+      assert.deepStrictEqual(yield* CompactionBreaker.stateOf(breaker, second), CompactionBreaker.initial)
+      // Nothing is kept in the breaker itself for sessions with a memory.
+      assert.strictEqual((yield* breaker.states.get).size, 0)
+    }))
+
+  it.effect("keeps at most MAX_LOOSE_STATES states of runs without a session's memory, the oldest dropped", () =>
+    Effect.gen(function*() {
+      const breaker = yield* CompactionBreaker.make()
+      const loose = (i: number) => ({ model: "m", iteration: 1, sessionId: `s${i}`, maxTokens: 1_000 })
+      for (let i = 0; i < CompactionBreaker.MAX_LOOSE_STATES + 10; i++) {
+        yield* CompactionBreaker.setState(breaker, loose(i), { ...CompactionBreaker.initial, calls: i })
+      }
+      assert.strictEqual((yield* breaker.states.get).size, CompactionBreaker.MAX_LOOSE_STATES)
+      assert.deepStrictEqual(yield* CompactionBreaker.stateOf(breaker, loose(0)), CompactionBreaker.initial)
+      assert.strictEqual((yield* CompactionBreaker.stateOf(breaker, loose(265))).calls, 265)
+    }))
 })

@@ -149,8 +149,9 @@ export const makeWith = (options: Options): Effect.Effect<
         )
         const spillPath = (name: string) =>
           path.join(ToolOutputDir.directory, `bash-${process.pid}-${toolContext.toolUseId.replace(/\W/g, "_")}.${name}.log`)
-        const out = yield* BoundedOutput.make({ spillPath: spillPath("stdout") })
-        const err = yield* BoundedOutput.make({ spillPath: spillPath("stderr") })
+        const trustFolder = () => ToolOutputDir.trusted() !== undefined
+        const out = yield* BoundedOutput.make({ spillPath: spillPath("stdout"), trustFolder })
+        const err = yield* BoundedOutput.make({ spillPath: spillPath("stderr"), trustFolder })
         const collect = (stream: Stream.Stream<Uint8Array, unknown>, into: BoundedOutput.Collector) =>
           Effect.fork(Stream.runForEach(stream, into.write).pipe(Effect.ignore))
         const readers = [yield* collect(proc.stdout, out), yield* collect(proc.stderr, err)]

@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import * as FileSystem from "@effect/platform/FileSystem"
-import type * as PlatformError from "@effect/platform/Error"
+import * as PlatformError from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 import * as path from "node:path"
@@ -23,6 +23,8 @@ export const MAX_SPILL_BYTES = 1_073_741_824
 export interface Options {
   /** Where the full output goes once it outgrows what is kept (created then, not before). */
   readonly spillPath: string
+  /** Whether the spill file's folder may be written (checked after it is made); default: yes. */
+  readonly trustFolder?: (() => boolean) | undefined
   /** Characters kept at each end (default {@link KEEP_CHARS}). */
   readonly keepChars?: number | undefined
   /** Most bytes spilled (default {@link MAX_SPILL_BYTES}). */
@@ -114,7 +116,18 @@ export const make = (options: Options): Effect.Effect<Collector, never, FileSyst
       const chunks = early ?? []
       early = undefined
       yield* fs.makeDirectory(path.dirname(options.spillPath), { recursive: true, mode: 0o700 })
-      file = yield* fs.open(options.spillPath, { flag: "w", mode: 0o600 }).pipe(Scope.extend(scope))
+      // A spill folder someone else made (in a shared temporary folder) is not written to.
+      if (options.trustFolder !== undefined && !options.trustFolder()) {
+        return yield* Effect.fail(new PlatformError.SystemError({
+          reason: "PermissionDenied",
+          module: "FileSystem",
+          method: "open",
+          pathOrDescriptor: options.spillPath,
+          description: "the spill folder is not this user's alone"
+        }))
+      }
+      // "wx": a new file only, never through a link someone planted.
+      file = yield* fs.open(options.spillPath, { flag: "wx", mode: 0o600 }).pipe(Scope.extend(scope))
       for (const c of chunks) yield* spillWrite(c)
     })
 

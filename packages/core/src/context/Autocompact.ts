@@ -108,14 +108,14 @@ export const make = (
       announce: (messages, context) => (over(messages, context) ? "compacting" : undefined),
       run: (messages, context) =>
         Effect.gen(function*() {
-          const state = yield* CompactionBreaker.stateOf(breaker, context.sessionId)
+          const state = yield* CompactionBreaker.stateOf(breaker, context)
           const calls = state.calls + 1
           if (!over(messages, context)) {
-            yield* CompactionBreaker.setState(breaker, context.sessionId, { ...state, calls })
+            yield* CompactionBreaker.setState(breaker, context, { ...state, calls })
             return { messages }
           }
           const next = CompactionBreaker.refilled(breaker, state, calls)
-          yield* CompactionBreaker.setState(breaker, context.sessionId, next)
+          yield* CompactionBreaker.setState(breaker, context, next)
           const halt = CompactionBreaker.tripped(breaker, next)
           if (halt !== undefined) {
             yield* Effect.logDebug("the compaction breaker is open: the turn ends").pipe(Effect.annotateLogs({ halt }))
@@ -129,7 +129,7 @@ export const make = (
       available: true,
       reactive: (messages, context) =>
         Effect.gen(function*() {
-          const state = yield* CompactionBreaker.stateOf(breaker, context.sessionId)
+          const state = yield* CompactionBreaker.stateOf(breaker, context)
           const halt = CompactionBreaker.tripped(breaker, state)
           if (halt !== undefined) return { messages, halt, compactionError: halt }
           const result: StageResult = yield* guarded(messages, context, { trigger: "auto", keepTurns: 3 }, state.calls)

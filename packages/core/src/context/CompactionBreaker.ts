@@ -8,7 +8,7 @@
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { Message } from "../message/Message.js"
-import type { StageContext, StageResult } from "../turn/Stage.js"
+import { id as stageId, type StageContext, type StageResult } from "../turn/Stage.js"
 import type { Outcome, Request } from "./Compaction.js"
 
 /** Options; every number defaults to Claude Code's. @category Models */
@@ -38,17 +38,29 @@ export interface State {
 /** A session's breaker before its first call. @category Constants */
 export const initial: State = { calls: 0, failures: 0, lastCompactionCall: undefined, rapidRefills: 0 }
 
-/** The breakers of all sessions, and their limits. @category Models */
+/**
+ * The breaker's limits, and the states of sessions run without a session's stage memory (a stage
+ * run outside any session), the oldest dropped past {@link MAX_LOOSE_STATES}. A session's own state
+ * lives in its stage memory and ends with it.
+ *
+ * @category Models
+ */
 export interface CompactionBreaker {
   readonly maxFailures: number
   readonly refillCalls: number
   readonly maxRapidRefills: number
-  readonly states: Ref.Ref<Map<string, State>>
+  readonly states: Ref.Ref<ReadonlyMap<string, State>>
 }
+
+/** How many states of runs without a session's memory one breaker keeps. @category Constants */
+export const MAX_LOOSE_STATES = 256
+
+/** The slot of a session's breaker state in its stage memory. */
+const slotId = stageId("compaction-breaker")
 
 /** A breaker for every session, each closed. @category Constructors */
 export const make = (options: Options = {}): Effect.Effect<CompactionBreaker> =>
-  Effect.map(Ref.make(new Map<string, State>()), (states) => ({
+  Effect.map(Ref.make<ReadonlyMap<string, State>>(new Map()), (states) => ({
     maxFailures: options.maxFailures ?? 3,
     refillCalls: options.refillCalls ?? 3,
     maxRapidRefills: options.maxRapidRefills ?? 3,
@@ -56,12 +68,23 @@ export const make = (options: Options = {}): Effect.Effect<CompactionBreaker> =>
   }))
 
 /** A session's state. @category Accessors */
-export const stateOf = (breaker: CompactionBreaker, sessionId: string): Effect.Effect<State> =>
-  Effect.map(Ref.get(breaker.states), (m) => m.get(sessionId) ?? initial)
+export const stateOf = (breaker: CompactionBreaker, context: StageContext): Effect.Effect<State> =>
+  context.memory !== undefined
+    ? Effect.map(context.memory.slot(slotId, () => ({ state: initial })), (slot) => slot.state)
+    : Effect.map(Ref.get(breaker.states), (m) => m.get(context.sessionId) ?? initial)
 
 /** Sets a session's state. @category Mutations */
-export const setState = (breaker: CompactionBreaker, sessionId: string, state: State): Effect.Effect<void> =>
-  Ref.update(breaker.states, (m) => new Map(m).set(sessionId, state))
+export const setState = (breaker: CompactionBreaker, context: StageContext, state: State): Effect.Effect<void> =>
+  context.memory !== undefined
+    ? Effect.map(context.memory.slot(slotId, () => ({ state })), (slot) => {
+      slot.state = state
+    })
+    : Ref.update(breaker.states, (m) => {
+      const next = new Map(m)
+      next.delete(context.sessionId)
+      if (next.size >= MAX_LOOSE_STATES) next.delete(next.keys().next().value!)
+      return next.set(context.sessionId, state)
+    })
 
 /**
  * `state` after call number `calls` reached the compaction threshold: a rapid refill when it comes
@@ -99,11 +122,11 @@ export const guarded = (
   compaction: Effect.Effect<Outcome>
 ): Effect.Effect<StageResult> =>
   Effect.gen(function*() {
-    const before = yield* stateOf(breaker, context.sessionId)
+    const before = yield* stateOf(breaker, context)
     const outcome = yield* compaction
     if (outcome._tag === "Failed") {
       const state = { ...before, failures: before.failures + 1 }
-      yield* setState(breaker, context.sessionId, state)
+      yield* setState(breaker, context, state)
       const halt = tripped(breaker, state)
       yield* Effect.logDebug(halt === undefined ? "compaction failed" : "compaction failed; the breaker is open").pipe(
         Effect.annotateLogs({ trigger: request.trigger, reason: outcome.reason, failures: state.failures })
@@ -115,7 +138,7 @@ export const guarded = (
         ...(halt !== undefined ? { halt: `${halt} (last: ${outcome.reason})` } : {})
       } satisfies StageResult
     }
-    yield* setState(breaker, context.sessionId, { ...before, failures: 0, lastCompactionCall: calls })
+    yield* setState(breaker, context, { ...before, failures: 0, lastCompactionCall: calls })
     yield* Effect.logDebug("compacted the conversation").pipe(Effect.annotateLogs({
       trigger: request.trigger,
       preTokens: outcome.compaction.preTokens,

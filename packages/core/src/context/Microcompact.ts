@@ -11,9 +11,9 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Ref from "effect/Ref"
 import { AssistantMessage, type Message, ToolResultBlock, ToolUseBlock, UserMessage } from "../message/Message.js"
 import { id as stageId, type Stage, type StageContext } from "../turn/Stage.js"
+import * as StageMemory from "../turn/StageMemory.js"
 import * as TokenEstimate from "./TokenEstimate.js"
 
 /** This stage's identity, for editing a pipeline (`Pipeline.without(Microcompact.id)`). @category Constants */
@@ -87,7 +87,6 @@ export const clear = (
 /** The stage. @category Constructors */
 export const make = (options: Options): Effect.Effect<Stage> =>
   Effect.gen(function*() {
-    const lastCall = yield* Ref.make(new Map<string, number>())
     const idleMs = Duration.toMillis(options.idleGap ?? Duration.minutes(60))
     const settings = { keepRecent: options.keepRecent ?? 5, tools: options.tools ?? DEFAULT_TOOLS }
     return {
@@ -95,8 +94,10 @@ export const make = (options: Options): Effect.Effect<Stage> =>
       run: (messages, context) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
-          const previous = (yield* Ref.get(lastCall)).get(context.sessionId)
-          yield* Ref.update(lastCall, (m) => new Map(m).set(context.sessionId, now))
+          // When the session's previous request went out (in its stage memory, dropped with it).
+          const slot = yield* StageMemory.slotOf<{ lastCall: number | undefined }>(context.memory, id, () => ({ lastCall: undefined }))
+          const previous = slot.lastCall
+          slot.lastCall = now
           const idle = previous !== undefined && now - previous >= idleMs
           const trigger = typeof options.triggerTokens === "number" ? options.triggerTokens : options.triggerTokens(context.model)
           if (!idle && TokenEstimate.ofRequest(messages) < trigger) return { messages }

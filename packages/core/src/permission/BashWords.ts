@@ -2,7 +2,10 @@
  * The value of a shell word after quote removal, computed from its syntax node: `ec"h"o`,
  * `$'\x65cho'` and `e\cho` are all `echo`. A word holding any expansion (`$x`, `${x}`, `$(...)`,
  * backticks, `$((...))`) has no static value; a word the shell would still glob, brace-expand or
- * tilde-expand (`*.ts`, `{a,b}`, `~/x`) is a pattern: its value is only what was written.
+ * tilde-expand (`*.ts`, `{a,b}`, `~/x`) is a pattern: its value is only what was written. So is
+ * a plain parameter expansion (`$x`, `${x}`, `"$x"`, `$1`, `"$@"`, with no operator inside the braces):
+ * it runs nothing, so like a glob it may stand among a command's arguments after a rule's prefix,
+ * never in the prefix or as the command's name. Any other expansion has no value.
  *
  * @since 0.1.0
  */
@@ -20,6 +23,26 @@ const PATTERN = new Set(["*", "?", "[", "]", "{", "}"])
 const FOREIGN = new Set(["$", "`", "(", ")", "<", ">", "|", "&", ";", "'", "\"", " ", "\t", "\n", "\r"])
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/
+
+/** A parameter's name: a variable's, a positional one's, or a special one's (`$@`, `$?`, ...). */
+const PARAMETER_NAME = /^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])$/
+
+/**
+ * A plain parameter expansion node: `$` or `${` then a parameter's name (then `}`), nothing else
+ * (no operator, index or indirection). Judged by the node's children, since the grammar may fold
+ * the whitespace before `$` into its token.
+ */
+const plainParameter = (node: Node): boolean => {
+  const parts = node.children.filter((c): c is Node => c !== null)
+  const named = (c: Node | undefined) =>
+    c !== undefined && (c.type === "variable_name" || c.type === "special_variable_name") && c.childCount === 0 &&
+    PARAMETER_NAME.test(c.text)
+  if (node.type === "simple_expansion") return parts.length === 2 && parts[0]!.text.trim() === "$" && named(parts[1])
+  if (node.type === "expansion") {
+    return parts.length === 3 && parts[0]!.text.trim() === "${" && named(parts[1]) && parts[2]!.type === "}"
+  }
+  return false
+}
 
 /** An unquoted word's text: backslash escapes removed, `\`+newline joined. */
 const unquoted = (text: string): Word | undefined => {
@@ -136,9 +159,18 @@ export const wordOf = (node: Node): Word | undefined => {
       const value = ansiC(text.slice(2, -1))
       return value === undefined ? undefined : { value, literal: true }
     }
+    case "simple_expansion":
+    case "expansion":
+      return plainParameter(node) ? { value: text, literal: false } : undefined
     case "string": {
-      const plain = node.children.every((c) => c !== null && (c.type === "\"" || c.type === "string_content"))
-      if (!plain || text.length < 2 || !text.startsWith("\"") || !text.endsWith("\"")) return undefined
+      if (text.length < 2 || !text.startsWith("\"") || !text.endsWith("\"")) return undefined
+      const parts = node.children.filter((c): c is Node => c !== null && c.type !== "\"")
+      // "...$x..." holding only plain parameters: a pattern whose value is the text as written.
+      if (parts.some(plainParameter) && parts.every((c) => c.type === "string_content" || plainParameter(c))) {
+        return CONTROL.test(text) ? undefined : { value: text, literal: false }
+      }
+      const plain = parts.every((c) => c.type === "string_content")
+      if (!plain) return undefined
       const value = doubleQuoted(text.slice(1, -1))
       return value === undefined ? undefined : { value, literal: true }
     }
