@@ -9,7 +9,14 @@
  */
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
-import type { Id } from "./Stage.js"
+
+/**
+ * The key of a slot: a stage's id (`Stage.id(name)`), or any object, compared by identity (so two
+ * stages that share a name keep apart).
+ *
+ * @category Models
+ */
+export type Id = object
 
 /** A session's stage memory. @category Models */
 export interface StageMemory {
