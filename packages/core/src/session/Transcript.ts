@@ -11,14 +11,13 @@ import type * as Action from "../action/Action.js"
 import type * as Admission from "../admission/Admission.js"
 import type * as Goal from "../goal/Goal.js"
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
 import { AssistantMessage, type ContentBlock, type Message, ToolResultBlock, UserMessage } from "../message/Message.js"
 import { interruptedResult } from "../tool/ToolRuntime.js"
 import type { PerModel } from "./TokenUsage.js"
 import * as TokenUsage from "./TokenUsage.js"
 import { CorruptTranscript, ForeignTranscript } from "./TranscriptError.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
+import { corrupt, readLine, type Rejection, toEntry } from "./TranscriptLine.js"
 import * as TurnEnvelope from "./TurnEnvelope.js"
 
 export { type Change, diff, type RewriteOp } from "./TranscriptDiff.js"
@@ -105,110 +104,6 @@ export const promptText = (message: Message): string | undefined => {
   if (message.content.some((b) => b instanceof ToolResultBlock)) return undefined
   const texts = message.content.flatMap((b) => ("text" in b && typeof b.text === "string" ? [b.text] : []))
   return texts.length > 0 ? texts.join("\n") : undefined
-}
-
-const decoder = new TextDecoder("utf-8", { fatal: true })
-
-const firstIssue = (error: ParseResult.ParseError): string => {
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-  if (issue === undefined) return "it is not shaped as an entry"
-  return issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`
-}
-
-const decoders = Object.fromEntries(
-  Object.entries(TranscriptEntry.schemas).map(([type, schema]) => [
-    type,
-    Schema.decodeUnknownEither(schema as Schema.Schema<TranscriptEntry.Entry, unknown>, { errors: "first" })
-  ])
-) as Record<string, (u: unknown) => Either.Either<TranscriptEntry.Entry, ParseResult.ParseError>>
-
-/**
- * Why a line does not replay: `foreign` when it shows the file is not a Keel transcript of this
- * session (`ForeignTranscript`), otherwise it is corrupt (`CorruptTranscript`).
- */
-interface Rejection {
-  readonly foreign: boolean
-  readonly reason: string
-}
-
-const corrupt = (reason: string): Either.Either<never, Rejection> => Either.left({ foreign: false, reason })
-const foreign = (reason: string): Either.Either<never, Rejection> => Either.left({ foreign: true, reason })
-
-/** What a line holds: nothing (blank), bytes that are not UTF-8 JSON text (and why), or a JSON value. */
-type Line =
-  | { readonly _tag: "Blank" }
-  | { readonly _tag: "Unreadable"; readonly reason: string }
-  | { readonly _tag: "Json"; readonly json: unknown }
-
-/** Reads one line's bytes (its newline excluded) as UTF-8 text, then as JSON unless it is blank. */
-const readLine = (bytes: Uint8Array): Line => {
-  let text: string
-  try {
-    text = decoder.decode(bytes)
-  } catch {
-    return { _tag: "Unreadable", reason: "it is not UTF-8 text" }
-  }
-  if (text.trim().length === 0) return { _tag: "Blank" }
-  try {
-    return { _tag: "Json", json: JSON.parse(text) }
-  } catch (e) {
-    return { _tag: "Unreadable", reason: `it is not JSON (${e instanceof Error ? e.message : String(e)})` }
-  }
-}
-
-/**
- * The format version a line's record carries, checked: never newer than this Keel reads, and
- * exactly Keel's on the `first` entry (the one that decides whether the file is a Keel transcript).
- */
-const checkVersion = (version: unknown, first: boolean): Either.Either<void, Rejection> => {
-  if (typeof version === "number" && version > TranscriptEntry.VERSION) {
-    return foreign(`it is in transcript format ${version}, newer than this Keel reads (${TranscriptEntry.VERSION})`)
-  }
-  if (first && version !== TranscriptEntry.VERSION) {
-    return foreign(
-      typeof version === "string"
-        ? `its entries carry version "${version}", another program's, not Keel's format ${TranscriptEntry.VERSION}`
-        : `its first entry has no Keel format version (${TranscriptEntry.VERSION})`
-    )
-  }
-  return Either.void
-}
-
-/**
- * A line's JSON as an entry of this transcript: in Keel's format, of a known type that decodes, of
- * session `sessionId`, and chained to the previous entry (`lastUuid`). `first` when no entry came before.
- */
-const toEntry = (
-  json: unknown,
-  options: { readonly sessionId: string; readonly lastUuid: string | null; readonly first: boolean }
-): Either.Either<TranscriptEntry.Entry, Rejection> => {
-  const { first, lastUuid, sessionId } = options
-  const record = typeof json === "object" && json !== null && !Array.isArray(json)
-    ? json as Record<string, unknown>
-    : undefined
-  const version = checkVersion(record?.["version"], first)
-  if (Either.isLeft(version)) return Either.left(version.left)
-  const type = record?.["type"]
-  const decode = typeof type === "string" ? decoders[type] : undefined
-  if (decode === undefined) {
-    return corrupt(typeof type === "string" ? `unknown entry type "${type}"` : "an entry without a type")
-  }
-  const decoded = decode(json)
-  if (Either.isLeft(decoded)) {
-    return corrupt(`a "${String(type)}" entry that does not decode: ${firstIssue(decoded.left)}`)
-  }
-  const entry = decoded.right
-  if (entry.sessionId !== sessionId) {
-    return first
-      ? foreign(`it is the transcript of session ${entry.sessionId}`)
-      : corrupt(`an entry of session ${entry.sessionId} in the transcript of ${sessionId}`)
-  }
-  if (entry.parentUuid !== lastUuid) {
-    return corrupt(
-      `its parentUuid ${entry.parentUuid ?? "null"} does not follow the previous entry (${lastUuid ?? "none"})`
-    )
-  }
-  return Either.right(entry)
 }
 
 /** The conversation a `rewrite` entry makes of `messages`: its kept ranges and inline messages, checked. */
