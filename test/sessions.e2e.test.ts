@@ -6,7 +6,7 @@
  * folder; and the flags that do not go together.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Autocompact, Invariants, Session, SessionStore, SummaryPrompt, Transcript } from "@keel/core"
+import { Autocompact, Invariants, Message, Session, SessionStore, SummaryPrompt, Transcript } from "@keel/core"
 import { Either } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -260,6 +260,45 @@ describe("keel sessions", { timeout: 90_000 }, () => {
     assert.deepStrictEqual(request.slice(0, 2), seen.slice(0, 2))
     assert.deepStrictEqual(request[2], bare({ role: "user", content: [...blocksOf(seen[2]), { type: "text", text: "go on" }] }))
     assert.include(JSON.stringify(request[2]), "It counts sheep.")
+  })
+
+  it("kill -9 deep in a long tool loop: every round before the kill is on disk, whole lines only; --resume goes on from there", async () => {
+    const at = place()
+    const ROUNDS = 30
+    for (let i = 0; i < ROUNDS; i++) fs.writeFileSync(path.join(at.dir, `f${i}.txt`), `file ${i}\n`)
+    // ROUNDS tool rounds, each reading a file of its own; the answer after them stalls mid-stream.
+    const server = await fake([
+      ...Array.from({ length: ROUNDS }, (_, i) =>
+        FakeAnthropic.toolUseReply([{ name: "Read", input: { file_path: `f${i}.txt` }, id: `toolu_${i}` }], { model })),
+      FakeAnthropic.textReply("This answer never finishes", { model, chunkSize: 4, stallAfter: 4 })
+    ])
+    const { child, done } = start(["-p", "read them all", "--output-format", "stream-json", "--max-turns", "100"], {
+      env: { ...envFor(server), KEEL_HOME: at.home },
+      cwd: at.dir
+    })
+    await until(() => server.requests.length === ROUNDS + 1, "the request after the last tool round")
+    child.kill("SIGKILL")
+    assert.strictEqual((await done).code, null)
+    const seen = bare(server.requests[ROUNDS]!.body.messages)
+    assert.strictEqual(seen.length, 2 * ROUNDS + 1)
+    const id = fs.readdirSync(path.join(at.home, "projects", SessionStore.slug(at.dir)))
+      .find((f) => f.endsWith(".jsonl"))!.replace(".jsonl", "")
+    // Every line whole (each parses), and the file replays, without warnings, to what the last request carried.
+    const written = entries(at, id)
+    assert.isAbove(written.length, 2 * ROUNDS + 1)
+    assert.isTrue(fs.readFileSync(fileOf(at, id), "utf8").endsWith("\n"))
+    const crashed = transcript(at, id)
+    assert.deepStrictEqual(crashed.warnings, [])
+    assert.deepStrictEqual(Invariants.violations(crashed.messages), [])
+    assert.deepStrictEqual(bare(Message.toParams(crashed.messages)), seen)
+
+    const resumed = await keel(at, [text("All read.")], ["--resume", id], "go on")
+    assert.strictEqual(resumed.code, 0, resumed.stderr)
+    const request = bare(resumed.requests[0].messages)
+    assertValid(request)
+    assert.deepStrictEqual(request.slice(0, 2 * ROUNDS), seen.slice(0, 2 * ROUNDS))
+    assert.deepStrictEqual(request[2 * ROUNDS], bare({ role: "user", content: [...blocksOf(seen[2 * ROUNDS]), { type: "text", text: "go on" }] }))
+    assert.strictEqual(transcript(at, id).messages.length, 2 * ROUNDS + 3)
   })
 
   it("resume after a compaction sends exactly the compacted context", async () => {

@@ -175,6 +175,8 @@ export * as Transcript from "./session/Transcript.js"
 export * as TranscriptEntry from "./session/TranscriptEntry.js"
 /** What can go wrong with a transcript: corrupt, foreign, not found. */
 export * as TranscriptError from "./session/TranscriptError.js"
+/** Appends to transcript files, each held open between flushes and written without the thread pool. */
+export * as TranscriptAppender from "./session/TranscriptAppender.js"
 /** The writer of one session's transcript. */
 export * as TranscriptRecorder from "./session/TranscriptRecorder.js"
 /** The turn input envelope: what each model turn was built from, recorded once per turn. */

@@ -2,7 +2,8 @@
  * Where session transcripts live: one append-only JSONL file per session,
  * `<home>/projects/<cwd as a slug>/<session id>.jsonl` (`home` is `KEEL_HOME`, default `~/.keel`;
  * the slug is Claude Code's: every character but letters and digits becomes `-`, long paths cut at
- * 200 characters plus a hash). The store appends whole lines (one write per batch, `O_APPEND`),
+ * 200 characters plus a hash). The store appends whole lines (one write per batch, `O_APPEND`, on a
+ * file held open until the next flush: see `TranscriptAppender`),
  * syncs on request, replays a file (`Transcript.parse`) and lists a folder's sessions.
  *
  * It never rewrites a file: a new session's file is created exclusively (an existing file with that
@@ -29,6 +30,7 @@ import * as nodePath from "node:path"
 import { homeConfig } from "../context/ContextManagement.js"
 import * as SessionLock from "./SessionLock.js"
 import * as Transcript from "./Transcript.js"
+import * as TranscriptAppender from "./TranscriptAppender.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
 import {
   type CorruptTranscript,
@@ -264,49 +266,49 @@ const isSystem = (error: unknown, reason: string): boolean =>
   typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "SystemError" &&
   (error as { reason?: unknown }).reason === reason
 
-/** The file operations on the `@effect/platform` `FileSystem`. @category Constructors */
-export const fileSystemFiles = (fs: FileSystem.FileSystem, path: Path.Path): Files => ({
-  read: (file) =>
-    fs.readFile(file).pipe(
-      Effect.map(Option.some),
-      Effect.catchAll((e) => (isSystem(e, "NotFound") ? Effect.succeed(Option.none()) : Effect.fail(ioError(file, "read")(e))))
-    ),
-  head: (file, bytes) =>
-    Effect.scoped(Effect.flatMap(fs.open(file, { flag: "r" }), (f) => f.readAlloc(bytes))).pipe(
-      Effect.map(Option.getOrElse(() => new Uint8Array())),
-      Effect.mapError(ioError(file, "read"))
-    ),
-  append: (file, data, create) =>
-    Effect.gen(function*() {
-      if (create) yield* fs.makeDirectory(path.dirname(file), { recursive: true })
-      return yield* fs.writeFile(file, data, { flag: create ? "ax" : "a" }).pipe(
-        Effect.as(true),
-        Effect.catchIf((e) => create && isSystem(e, "AlreadyExists"), () => Effect.succeed(false))
-      )
-    }).pipe(Effect.mapError(ioError(file, "write")), Effect.uninterruptible),
-  sync: (file) =>
-    Effect.scoped(Effect.flatMap(fs.open(file, { flag: "a" }), (f) => f.sync)).pipe(Effect.mapError(ioError(file, "sync"))),
-  truncate: (file, length) => fs.truncate(file, length).pipe(Effect.mapError(ioError(file, "truncate"))),
-  list: (directory) =>
-    Effect.gen(function*() {
-      const names = yield* fs.readDirectory(directory).pipe(
-        Effect.catchIf((e) => isSystem(e, "NotFound"), () => Effect.succeed([] as Array<string>))
-      )
-      const out: Array<{ name: string; modifiedAt: number; size: number }> = []
-      for (const name of names) {
-        if (!name.endsWith(".jsonl")) continue
-        const info = yield* Effect.option(fs.stat(path.join(directory, name)))
-        if (Option.isNone(info) || info.value.type !== "File") continue
-        out.push({
-          name,
-          modifiedAt: Option.match(info.value.mtime, { onNone: () => 0, onSome: (d) => d.getTime() }),
-          size: Number(info.value.size)
-        })
-      }
-      return out
-    }).pipe(Effect.mapError(ioError(directory, "list"))),
-  lock: SessionLock.acquire
-})
+/**
+ * The file operations on the `@effect/platform` `FileSystem`, but for appends and flushes, which go
+ * through a `TranscriptAppender` (a file held open between flushes, written without the thread pool).
+ *
+ * @category Constructors
+ */
+export const fileSystemFiles = (fs: FileSystem.FileSystem, path: Path.Path): Files => {
+  const appender = TranscriptAppender.make()
+  return {
+    read: (file) =>
+      fs.readFile(file).pipe(
+        Effect.map(Option.some),
+        Effect.catchAll((e) => (isSystem(e, "NotFound") ? Effect.succeed(Option.none()) : Effect.fail(ioError(file, "read")(e))))
+      ),
+    head: (file, bytes) =>
+      Effect.scoped(Effect.flatMap(fs.open(file, { flag: "r" }), (f) => f.readAlloc(bytes))).pipe(
+        Effect.map(Option.getOrElse(() => new Uint8Array())),
+        Effect.mapError(ioError(file, "read"))
+      ),
+    append: appender.append,
+    sync: appender.sync,
+    truncate: (file, length) => fs.truncate(file, length).pipe(Effect.mapError(ioError(file, "truncate"))),
+    list: (directory) =>
+      Effect.gen(function*() {
+        const names = yield* fs.readDirectory(directory).pipe(
+          Effect.catchIf((e) => isSystem(e, "NotFound"), () => Effect.succeed([] as Array<string>))
+        )
+        const out: Array<{ name: string; modifiedAt: number; size: number }> = []
+        for (const name of names) {
+          if (!name.endsWith(".jsonl")) continue
+          const info = yield* Effect.option(fs.stat(path.join(directory, name)))
+          if (Option.isNone(info) || info.value.type !== "File") continue
+          out.push({
+            name,
+            modifiedAt: Option.match(info.value.mtime, { onNone: () => 0, onSome: (d) => d.getTime() }),
+            size: Number(info.value.size)
+          })
+        }
+        return out
+      }).pipe(Effect.mapError(ioError(directory, "list"))),
+    lock: SessionLock.acquire
+  }
+}
 
 /**
  * Files in memory: a map from path to bytes, with modification times from the `Clock` (ties
