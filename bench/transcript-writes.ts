@@ -151,30 +151,33 @@ const transcriptOf = async (main: string, messages: number, cwd: string, home: s
   const file = path.join(folder, slugDir!, `${id}.jsonl`)
   const entries = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l))
   // The real turn wrote user, assistant(tool_use), user(tool_result), assistant(text): 4 messages.
+  // Then: a prompt, (messages - 6) / 2 tool rounds, and a text answer, each chained to the one before.
+  const prompt = entries.find((e) => e.type === "user")
   const assistant = entries.find((e) => e.type === "assistant" && JSON.stringify(e).includes("tool_use"))
   const result = entries.find((e) => e.type === "user" && JSON.stringify(e).includes("tool_result"))
+  const answer = [...entries].reverse().find((e: any) => e.type === "assistant")
   let parent = entries.at(-1).uuid as string
   const lines: Array<string> = []
-  for (let i = 0, have = 4; have + 2 <= messages; i++, have += 2) {
-    const callId = `toolu_bench_${i}`
-    const a = structuredClone(assistant)
-    a.message.content[0].id = callId
-    a.uuid = `a-${i}-${id}`
-    a.parentUuid = parent
-    const u = structuredClone(result)
-    u.message.content[0].tool_use_id = callId
-    u.uuid = `u-${i}-${id}`
-    u.parentUuid = a.uuid
-    parent = u.uuid
-    lines.push(JSON.stringify(a), JSON.stringify(u))
+  const push = (entry: any, uuid: string) => {
+    entry.uuid = uuid
+    entry.parentUuid = parent
+    parent = uuid
+    lines.push(JSON.stringify(entry))
   }
-  // The conversation ends with the model's last answer (a text), as after a finished turn.
-  if (lines.length > 0) {
-    const last = structuredClone([...entries].reverse().find((e: any) => e.type === "assistant"))
-    last.uuid = `end-${id}`
-    last.parentUuid = parent
-    lines.pop()
-    lines.push(JSON.stringify(last))
+  if (messages > 4) {
+    push({ ...structuredClone(prompt), message: { role: "user", content: "go on" } }, `p-${id}`)
+    for (let i = 0; i < (messages - 6) / 2; i++) {
+      const callId = `toolu_bench_${i}`
+      const a = structuredClone(assistant)
+      a.message.content[0].id = callId
+      // Each call reads a file of its own (the same read repeated would be snipped: another cost).
+      a.message.content[0].input = { file_path: `old-${i}.txt` }
+      push(a, `a-${i}-${id}`)
+      const u = structuredClone(result)
+      u.message.content[0].tool_use_id = callId
+      push(u, `u-${i}-${id}`)
+    }
+    push(structuredClone(answer), `end-${id}`)
   }
   fs.appendFileSync(file, lines.map((l) => l + "\n").join(""))
   return id
