@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as TranscriptEntry from "./TranscriptEntry.js"
+import * as TranscriptFastPath from "./TranscriptFastPath.js"
 
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
@@ -102,7 +103,9 @@ export const toEntry = (
   if (decode === undefined) {
     return corrupt(typeof type === "string" ? `unknown entry type "${type}"` : "an entry without a type")
   }
-  const decoded = decode(json)
+  // Most lines are messages of the common shape: checked by hand, else by their Schema (which says why not).
+  const fast = record !== undefined ? TranscriptFastPath.messageEntry(record) : undefined
+  const decoded = fast !== undefined ? Either.right(fast) : decode(json)
   if (Either.isLeft(decoded)) {
     return corrupt(`a "${String(type)}" entry that does not decode: ${firstIssue(decoded.left)}`)
   }
