@@ -11,17 +11,26 @@
  *   in the real format: a real first turn, then tool rounds appended as the recorder writes them):
  *   spawn → the first request's headers at the server, and the process's CPU time until then.
  *
+ * - `append`: in this process, one append of a transcript line as the store made it before
+ *   (`@effect/platform`'s `writeFile` with flag "a": open, write, close through the thread pool) and
+ *   as it makes it now (`TranscriptAppender`: `writeSync` on a held file, one fsync + close per 200
+ *   appends included), wall and CPU time per append.
+ *
  * Variants: KEEL_BENCH_BUNDLES="name=path/to/bundle/main.js,..." (default: this checkout's bundle),
  * to compare builds in one run; KEEL_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p" adds flags to
  * the measured processes' `node`.
  *
- * Run: npx tsx bench/transcript-writes.ts [loop|resume]   (both by default)
+ * Run: npx tsx bench/transcript-writes.ts [loop|resume|append]   (all by default)
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
+import { NodeContext } from "@effect/platform-node"
+import * as FileSystem from "@effect/platform/FileSystem"
+import { TranscriptAppender } from "@keel/core"
+import { Effect } from "effect"
 import * as FakeAnthropic from "../test/support/FakeAnthropic.js"
 
 const runs = Number(process.env.KEEL_BENCH_RUNS ?? 7)
@@ -31,7 +40,7 @@ const bundles = (process.env.KEEL_BENCH_BUNDLES ?? `this=${path.join(here, "..",
   .split(",").map((pair) => pair.split("=") as [string, string])
 /** Extra flags for the measured `node` (e.g. `--cpu-prof`). */
 const nodeArgs = (process.env.KEEL_BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a.length > 0)
-const modes = process.argv.length > 2 ? process.argv.slice(2) : ["loop", "resume"]
+const modes = process.argv.length > 2 ? process.argv.slice(2) : ["append", "loop", "resume"]
 
 const tmp = (prefix: string) => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)))
 const median = (xs: ReadonlyArray<number>) => {
@@ -231,8 +240,44 @@ const resume = async () => {
   }
 }
 
+const append = async () => {
+  const line = new TextEncoder().encode(
+    JSON.stringify({ type: "user", uuid: "u".repeat(36), parentUuid: "p".repeat(36), pad: "x".repeat(400) }) + "\n"
+  )
+  const n = 200
+  const dir = tmp("keel-bench-append-")
+  const platform = (file: string) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      for (let i = 0; i < n; i++) yield* fs.writeFile(file, line, { flag: "a" })
+    })
+  const appender = TranscriptAppender.make()
+  const held = (file: string) =>
+    Effect.gen(function*() {
+      for (let i = 0; i < n; i++) yield* appender.append(file, line, false)
+      yield* appender.sync(file)
+    })
+  const measure = async (effect: Effect.Effect<void, unknown, FileSystem.FileSystem>) => {
+    const cpu = process.cpuUsage()
+    const started = performance.now()
+    await Effect.runPromise(Effect.provide(effect, NodeContext.layer))
+    const used = process.cpuUsage(cpu)
+    return { wall: (performance.now() - started) * 1000 / n, cpu: (used.user + used.system) / n }
+  }
+  const a: Array<{ wall: number; cpu: number }> = []
+  const b: Array<{ wall: number; cpu: number }> = []
+  for (let r = 0; r < runs; r++) {
+    a.push(await measure(platform(path.join(dir, `platform-${r}.jsonl`))))
+    b.push(await measure(held(path.join(dir, `held-${r}.jsonl`))))
+  }
+  console.log(`append of a ${line.length}-byte line, ${runs} interleaved runs of ${n} (median µs per append)`)
+  console.log(`  platform writeFile "a"   wall ${median(a.map((x) => x.wall)).toFixed(1)}   cpu ${median(a.map((x) => x.cpu)).toFixed(1)}`)
+  console.log(`  TranscriptAppender       wall ${median(b.map((x) => x.wall)).toFixed(1)}   cpu ${median(b.map((x) => x.cpu)).toFixed(1)}`)
+}
+
 for (const mode of modes) {
-  if (mode === "loop") await loop()
+  if (mode === "append") await append()
+  else if (mode === "loop") await loop()
   else if (mode === "resume") await resume()
   else throw new Error(`unknown mode ${mode}`)
 }
