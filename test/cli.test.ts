@@ -382,4 +382,20 @@ describe("keel start-up", () => {
     assert.strictEqual(headless.code, 1)
     assert.isTrue(loadsKernel(headless.urls))
   })
+
+  it("a -p run without MCP servers never loads the MCP SDK (nor zod, nor ajv); one with a server does", async () => {
+    const server = await fake([FakeAnthropic.textReply("one"), FakeAnthropic.textReply("two")])
+    const plain = await loadedBy(["-p", "hi"], envFor(server))
+    assert.deepStrictEqual([plain.code, plain.stdout], [0, "one\n"], plain.stderr)
+    assert.deepStrictEqual(plain.urls.filter(loadsMcpStack), [], `loaded:\n${plain.urls.join("\n")}`)
+    // A server whose command does not exist: it fails to start (and is reported), the run goes on.
+    const config = JSON.stringify({ mcpServers: { gone: { command: "/nonexistent/keel-test-mcp-server" } } })
+    const withServer = await loadedBy(["-p", "hi", "--mcp-config", config], envFor(server))
+    assert.deepStrictEqual([withServer.code, withServer.stdout], [0, "two\n"], withServer.stderr)
+    assert.isNotEmpty(withServer.urls.filter(loadsMcpStack))
+  })
 })
+
+/** Whether this module URL holds the MCP SDK, zod or ajv (the bundle names each source file it holds). */
+const loadsMcpStack = (url: string) =>
+  url.startsWith("file:") && /\/node_modules\/(@modelcontextprotocol\/sdk|zod|ajv)\//.test(fs.readFileSync(new URL(url), "utf8"))
