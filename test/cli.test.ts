@@ -5,6 +5,7 @@
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Runtime } from "@keel/cli"
 import * as Cause from "effect/Cause"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -393,6 +394,24 @@ describe("keel start-up", () => {
     const withServer = await loadedBy(["-p", "hi", "--mcp-config", config], envFor(server))
     assert.deepStrictEqual([withServer.code, withServer.stdout], [0, "two\n"], withServer.stderr)
     assert.isNotEmpty(withServer.urls.filter(loadsMcpStack))
+  })
+})
+
+describe("query() from the package", () => {
+  it("import { query } from \"@keel/cli\" in plain node loads the bundle (not dist's modules one by one), and runs", async () => {
+    const server = await fake([FakeAnthropic.textReply("hello from the bundle")])
+    const trace = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "keel-trace-")), "loads.txt")
+    const env: Record<string, string | undefined> = { ...process.env, ...envFor(server), KEEL_TRACE_LOADS: trace }
+    env.NODE_OPTIONS = `--import ${path.join(import.meta.dirname, "support", "trace-loads.mjs")}`
+    env.KEEL_HOME = fs.mkdtempSync(path.join(os.tmpdir(), "keel-home-"))
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile(process.execPath, [path.join(import.meta.dirname, "support", "query-once.mjs"), "hi"], { cwd: workdir(), env }, (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : (error.code as number | null), stdout, stderr }))
+    )
+    assert.deepStrictEqual([r.code, r.stdout], [0, "hello from the bundle\n"], r.stderr)
+    const urls = fs.readFileSync(trace, "utf8").trim().split("\n")
+    assert.isTrue(urls.some((u) => u.endsWith("/packages/cli/bundle/index.js")), urls.join("\n"))
+    assert.deepStrictEqual(urls.filter((u) => /\/packages\/[a-z]+\/dist\//.test(u)), [])
   })
 })
 
