@@ -10,6 +10,7 @@ export default defineConfig({
       { find: /^@keel\/core$/, replacement: src("core") },
       { find: /^@keel\/core\/testing$/, replacement: src("core", "testing/index.ts") },
       { find: /^@keel\/tools$/, replacement: src("tools") },
+      { find: /^@keel\/tools\/mcp$/, replacement: src("tools", "mcp.ts") },
       { find: /^@keel\/cli$/, replacement: src("cli") }
     ]
   },

@@ -5,6 +5,7 @@
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Runtime } from "@keel/cli"
 import * as Cause from "effect/Cause"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -382,4 +383,38 @@ describe("keel start-up", () => {
     assert.strictEqual(headless.code, 1)
     assert.isTrue(loadsKernel(headless.urls))
   })
+
+  it("a -p run without MCP servers never loads the MCP SDK (nor zod, nor ajv); one with a server does", async () => {
+    const server = await fake([FakeAnthropic.textReply("one"), FakeAnthropic.textReply("two")])
+    const plain = await loadedBy(["-p", "hi"], envFor(server))
+    assert.deepStrictEqual([plain.code, plain.stdout], [0, "one\n"], plain.stderr)
+    assert.deepStrictEqual(plain.urls.filter(loadsMcpStack), [], `loaded:\n${plain.urls.join("\n")}`)
+    // A server whose command does not exist: it fails to start (and is reported), the run goes on.
+    const config = JSON.stringify({ mcpServers: { gone: { command: "/nonexistent/keel-test-mcp-server" } } })
+    const withServer = await loadedBy(["-p", "hi", "--mcp-config", config], envFor(server))
+    assert.deepStrictEqual([withServer.code, withServer.stdout], [0, "two\n"], withServer.stderr)
+    assert.isNotEmpty(withServer.urls.filter(loadsMcpStack))
+  })
 })
+
+describe("query() from the package", () => {
+  it("import { query } from \"@keel/cli\" in plain node loads the bundle (not dist's modules one by one), and runs", async () => {
+    const server = await fake([FakeAnthropic.textReply("hello from the bundle")])
+    const trace = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "keel-trace-")), "loads.txt")
+    const env: Record<string, string | undefined> = { ...process.env, ...envFor(server), KEEL_TRACE_LOADS: trace }
+    env.NODE_OPTIONS = `--import ${path.join(import.meta.dirname, "support", "trace-loads.mjs")}`
+    env.KEEL_HOME = fs.mkdtempSync(path.join(os.tmpdir(), "keel-home-"))
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      execFile(process.execPath, [path.join(import.meta.dirname, "support", "query-once.mjs"), "hi"], { cwd: workdir(), env }, (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : (error.code as number | null), stdout, stderr }))
+    )
+    assert.deepStrictEqual([r.code, r.stdout], [0, "hello from the bundle\n"], r.stderr)
+    const urls = fs.readFileSync(trace, "utf8").trim().split("\n")
+    assert.isTrue(urls.some((u) => u.endsWith("/packages/cli/bundle/index.js")), urls.join("\n"))
+    assert.deepStrictEqual(urls.filter((u) => /\/packages\/[a-z]+\/dist\//.test(u)), [])
+  })
+})
+
+/** Whether this module URL holds the MCP SDK, zod or ajv (the bundle names each source file it holds). */
+const loadsMcpStack = (url: string) =>
+  url.startsWith("file:") && /\/node_modules\/(@modelcontextprotocol\/sdk|zod|ajv)\//.test(fs.readFileSync(new URL(url), "utf8"))

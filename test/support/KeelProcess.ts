@@ -66,6 +66,8 @@ export interface SpawnOptions {
   readonly stdin?: string
   /** Leave stdin open (for {@link live}); by default it is ended after `stdin`. */
   readonly openStdin?: boolean
+  /** The executable, given `args` (default {@link keel}): benches run node on a script the same way. */
+  readonly command?: string
   /** `false`: do not mark the folder trusted for a REPL run (by default it is, so the REPL does not ask). */
   readonly trust?: boolean
 }
@@ -106,7 +108,7 @@ export const start = (
   env.CLAUDE_CONFIG_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "keel-claude-home-"))
   const cwd = options.cwd ?? workdir()
   if (options.trust !== false && isRepl(args)) pretrust(env.KEEL_HOME, cwd)
-  const child = spawn(keel, [...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] })
+  const child = spawn(options.command ?? keel, [...args], { cwd, env, stdio: ["pipe", "pipe", "pipe"] })
   let stdout = ""
   let stderr = ""
   child.stdout!.on("data", (d) => (stdout += d))

@@ -37,7 +37,7 @@ import {
   ToolRuntime,
   TranscriptError
 } from "@keel/core"
-import { type AgentDefinition, Agents, BuiltinTools, type HostTransport, type McpConfig, McpServers, Read } from "@keel/tools"
+import { type AgentDefinition, Agents, BuiltinTools, type HostLink, type McpConfig, McpServers, Read } from "@keel/tools"
 import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
@@ -116,7 +116,7 @@ export interface Options extends
    */
   readonly initialize?: Readonly<Record<string, unknown>> | undefined
   /** MCP servers in an Agent SDK host's process (its `initialize` names them), and the link through the host. */
-  readonly sdkMcpServers?: { readonly servers: ReadonlyArray<McpConfig.Server>; readonly link: HostTransport.HostLink } | undefined
+  readonly sdkMcpServers?: { readonly servers: ReadonlyArray<McpConfig.Server>; readonly link: HostLink.HostLink } | undefined
   /** More settings (`--settings`): a settings file's path, or its JSON text. */
   readonly settings?: string | undefined
   /** The settings files to read (`--setting-sources`); all when undefined. */

@@ -7,7 +7,6 @@
  * @since 0.1.0
  */
 import { readFileSync } from "node:fs"
-import { parse } from "./Flags.js"
 import type { Io } from "./Headless.js"
 
 const version = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string })
@@ -28,6 +27,12 @@ const main = async (): Promise<void> => {
   if (process.argv[2] === "serve") return serve(process.argv.slice(3))
   if (process.argv[2] === "export") return exportSession(process.argv.slice(3))
   if (process.argv[2] === "doctor") return doctor(process.argv.slice(3))
+  // `keel --version` alone answers before the flag parser (commander) loads.
+  if (process.argv.length === 3 && (process.argv[2] === "--version" || process.argv[2] === "-v")) {
+    process.stdout.write(`${version}\n`)
+    return exit(0)
+  }
+  const { parse } = await import("./Flags.js")
   const parsed = parse(process.argv.slice(2), version)
   if (parsed._tag === "Exit") {
     process.stdout.write(parsed.stdout)

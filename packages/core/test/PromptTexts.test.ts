@@ -29,6 +29,10 @@ describe("prompt texts", () => {
     fs.writeFileSync(file, module)
     const loaded = await import(file)
     assert.strictEqual(loaded.Filled({ MAX: 2000, name: "a.ts" }), "At most 2,000 lines, 2,000 again, of a.ts.")
+    // Written without Intl (costly to set up at start-up), as en-US writes them.
+    for (const n of [0, 7, 999, 1000, 25_000, 1_234_567, -1500, 1.5, 12_345.678, 2 ** 60]) {
+      assert.strictEqual(loaded.Filled({ MAX: n, name: "" }).split(" ")[2], n.toLocaleString("en-US"), String(n))
+    }
     assert.strictEqual(loaded.plainText, "Hello, *world*.")
   })
 

@@ -54,17 +54,14 @@ export * as Subagents from "./Subagents.js"
 export * as Workspace from "./Workspace.js"
 /** MCP server configuration: `.mcp.json` and `--mcp-config`. */
 export * as McpConfig from "./mcp/McpConfig.js"
-/** One MCP server's connection. */
-export * as McpConnection from "./mcp/McpConnection.js"
-
-/** An MCP transport to a server in an Agent SDK host's process, through the host. */
-export * as HostTransport from "./mcp/HostTransport.js"
+// The MCP client itself (McpConnection, McpTool, HostTransport, over the MCP SDK) is `@keel/tools/mcp`:
+// nothing here loads the SDK, which a session loads only when it has MCP servers.
+/** The link to MCP servers in an Agent SDK host's process. */
+export * as HostLink from "./mcp/HostLink.js"
 /** MCP tool results as tool outputs, capped. */
 export * as McpResult from "./mcp/McpResult.js"
 /** The session's MCP servers, a scoped service. */
 export * as McpServers from "./mcp/McpServers.js"
-/** An MCP server's tool as a Keel tool. */
-export * as McpTool from "./mcp/McpTool.js"
 /** Custom agents' definitions: the Agent SDK's `AgentDefinition` and agent files' frontmatter. */
 export * as AgentDefinition from "./agents/AgentDefinition.js"
 /** Markdown agent files (`.claude/agents/*.md`, `.keel/agents/*.md`). */

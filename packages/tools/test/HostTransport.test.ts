@@ -6,7 +6,7 @@
  * `listen`). Timeouts run under TestClock.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { HostTransport } from "@keel/tools"
+import { HostTransport } from "@keel/tools/mcp"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"

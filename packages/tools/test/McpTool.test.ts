@@ -6,7 +6,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Message, Tool } from "@keel/core"
-import { McpResult, McpServers, McpTool } from "@keel/tools"
+import { McpResult, McpServers } from "@keel/tools"
+import { McpTool } from "@keel/tools/mcp"
 import { Effect, Fiber, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"

@@ -104,8 +104,8 @@ export const start = (input: AsyncIterable<string>, handlers: Handlers): Effect.
           if (typeof value.request_id !== "string" || !isRecord(request)) return Effect.succeed(false)
           if (request.subtype !== "mcp_message") return Effect.as(inFlight.queued(value.request_id), false)
           const server = request.server_name
-          const delivery = typeof server === "string" ? handlers.sdk.deliver(server, request.message) : "invalid"
-          return Effect.sync(() => {
+          const delivery = typeof server === "string" ? handlers.sdk.deliver(server, request.message) : Effect.succeed<SdkMcpHost.Delivery>("invalid")
+          return Effect.map(delivery, (delivery) => {
             if (delivery === "delivered") return respond(value.request_id as string)
             const error = delivery === "invalid"
               ? "mcp_message needs a \"server_name\" and a JSON-RPC \"message\""

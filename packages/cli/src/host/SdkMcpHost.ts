@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { HostTransport, type McpConfig, McpServers } from "@keel/tools"
+import { HostLink, type McpConfig, McpServers } from "@keel/tools"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import type * as HostChannel from "./HostChannel.js"
@@ -76,9 +76,13 @@ export type Delivery = "delivered" | "unknown-server" | "invalid"
 /** @category Models */
 export interface Service {
   /** The link the servers' transports use. */
-  readonly link: HostTransport.HostLink
-  /** Hands a server's own message (the host's `mcp_message` request) to Keel's client of it. */
-  readonly deliver: (server: string, message: unknown) => Delivery
+  readonly link: HostLink.HostLink
+  /**
+   * Hands a server's own message (the host's `mcp_message` request) to Keel's client of it. (An
+   * Effect: checking that it is JSON-RPC loads the MCP SDK's schemas, already loaded once a client
+   * is listening.)
+   */
+  readonly deliver: (server: string, message: unknown) => Effect.Effect<Delivery>
 }
 
 /**
@@ -91,12 +95,12 @@ export interface Service {
 export const make = (channel: HostChannel.Service): Effect.Effect<Service, ConfigError> =>
   Effect.gen(function*() {
     const timeout = Math.max(yield* McpServers.startupTimeoutConfig, yield* McpServers.toolTimeoutConfig)
-    const receivers = new Map<string, (message: HostTransport.Message) => void>()
-    const link: HostTransport.HostLink = {
+    const receivers = new Map<string, (message: HostLink.Message) => void>()
+    const link: HostLink.HostLink = {
       send: (server, message) =>
         channel.request({ subtype: "mcp_message", server_name: server, message }, timeout).pipe(
           Effect.map((answer) => (isRecord(answer) ? answer.mcp_response : undefined)),
-          Effect.mapError((error) => new HostTransport.HostLinkError({ message: error.message }))
+          Effect.mapError((error) => new HostLink.HostLinkError({ message: error.message }))
         ),
       listen: (server, receive) => {
         receivers.set(server, receive)
@@ -105,13 +109,15 @@ export const make = (channel: HostChannel.Service): Effect.Effect<Service, Confi
         }
       }
     }
-    const deliver = (server: string, message: unknown): Delivery => {
-      const receive = receivers.get(server)
-      if (receive === undefined) return "unknown-server"
-      const parsed = HostTransport.toMessage(message)
-      if (parsed === undefined) return "invalid"
-      receive(parsed)
-      return "delivered"
-    }
+    const deliver = (server: string, message: unknown): Effect.Effect<Delivery> =>
+      receivers.has(server)
+        ? Effect.map(HostLink.toMessage(message), (parsed): Delivery => {
+          const receive = receivers.get(server)
+          if (receive === undefined) return "unknown-server"
+          if (parsed === undefined) return "invalid"
+          receive(parsed)
+          return "delivered"
+        })
+        : Effect.succeed("unknown-server")
     return { link, deliver }
   })

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Ids } from "@keel/core"
-import type { HostTransport } from "@keel/tools"
+import type { HostLink } from "@keel/tools"
 import { Chunk, Deferred, Effect, Fiber, Option, Stream } from "effect"
 import * as HostChannel from "../../src/host/HostChannel.js"
 import * as Initialize from "../../src/Initialize.js"
@@ -88,7 +88,7 @@ describe("HostInput", () => {
 
   it.scoped("the host's mcp_message reaches the server's listener and is acknowledged; for no such server, an error response", () =>
     Effect.gen(function*() {
-      const received: Array<HostTransport.Message> = []
+      const received: Array<HostLink.Message> = []
       const { input, sdk, written, errors } = yield* started([])
       sdk.link.listen("calc", (m) => received.push(m))
       const again = yield* Effect.gen(function*() {

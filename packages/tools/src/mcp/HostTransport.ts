@@ -31,47 +31,27 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Runtime from "effect/Runtime"
-import * as Schema from "effect/Schema"
+import * as HostLink from "./HostLink.js"
 
-/** The link could not carry a message (the host refused it, or is gone). @category Errors */
-export class HostLinkError extends Schema.TaggedError<HostLinkError>("@keel/tools/HostLinkError")("HostLinkError", {
-  message: Schema.String
-}) {}
-
-/**
- * How messages reach a server in the host's process and come back.
- *
- * @category Models
- */
-export interface HostLink {
-  /**
-   * Sends one JSON-RPC message to `server` through the host, and succeeds with what the host
-   * answered (for a request, the server's JSON-RPC response). Interrupting it withdraws the message
-   * from the host.
-   */
-  readonly send: (server: string, message: JSONRPCMessage) => Effect.Effect<unknown, HostLinkError>
-  /** Where the server's own messages to Keel go, until the returned function is called. */
-  readonly listen: (server: string, receive: (message: JSONRPCMessage) => void) => () => void
-}
-
-/** What the host captured of the server's handshake (the SDK's `sdkMcpServerManifests` entry). @category Models */
-export interface Manifest {
-  readonly initializeResult: Record<string, unknown>
-  readonly toolsListResult?: Record<string, unknown> | undefined
-}
+export {
+  /** The link could not carry a message (the host refused it, or is gone). @category Errors */
+  HostLinkError
+} from "./HostLink.js"
+/** How messages reach a server in the host's process and come back. @category Models */
+export type { HostLink, Manifest } from "./HostLink.js"
 
 /** Options of {@link HostTransport}. @category Models */
 export interface Options {
   /** Most time one request may wait for the host's answer. */
   readonly timeout: Duration.DurationInput
   /** The handshake the host captured, answered locally. */
-  readonly manifest?: Manifest | undefined
+  readonly manifest?: HostLink.Manifest | undefined
   /** Where the waits run (their `Clock`); default the default runtime. */
   readonly runtime?: Runtime.Runtime<never> | undefined
 }
 
 /** One JSON-RPC message (MCP's). @category Models */
-export type Message = JSONRPCMessage
+export type Message = HostLink.Message
 
 /** `u` as a JSON-RPC message, or `undefined` when it is not one. @category Decoding */
 export const toMessage = (u: unknown): Message | undefined => {
@@ -100,7 +80,7 @@ export class HostTransport implements Transport {
   private unlisten: (() => void) | undefined
   private closed = false
 
-  constructor(readonly server: string, private readonly link: HostLink, options: Options) {
+  constructor(readonly server: string, private readonly link: HostLink.HostLink, options: Options) {
     this.timeout = Duration.decode(options.timeout)
     this.runtime = options.runtime ?? Runtime.defaultRuntime
     this.capturedInitialize = options.manifest?.initializeResult
@@ -166,11 +146,11 @@ export class HostTransport implements Transport {
     return undefined
   }
 
-  private bounded<A>(effect: Effect.Effect<A, HostLinkError>): Effect.Effect<A, HostLinkError> {
+  private bounded<A>(effect: Effect.Effect<A, HostLink.HostLinkError>): Effect.Effect<A, HostLink.HostLinkError> {
     return Effect.timeoutFail(effect, {
       duration: this.timeout,
       onTimeout: () =>
-        new HostLinkError({
+        new HostLink.HostLinkError({
           message: `the host did not answer within ${Duration.format(this.timeout)}`
         })
     })

@@ -34,9 +34,10 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as HostTransport from "./HostTransport.js"
 import * as McpConfig from "./McpConfig.js"
+import { DEFAULT_STARTUP_TIMEOUT_MS } from "./McpDefaults.js"
 
 /** Claude Code's default start-up timeout (`MCP_TIMEOUT`). @category Constants */
-export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000
+export { DEFAULT_STARTUP_TIMEOUT_MS }
 
 /** A server's status, in Claude Code's words. @category Models */
 export type Status = "pending" | "connected" | "failed" | "needs-auth" | "closed"

@@ -11,9 +11,10 @@
 import { Message, Tool } from "@keel/core"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
+import { DEFAULT_MAX_OUTPUT_TOKENS } from "./McpDefaults.js"
 
 /** Claude Code's default cap of one MCP result, in tokens. @category Constants */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 25_000
+export { DEFAULT_MAX_OUTPUT_TOKENS }
 
 /** Characters per token when sizing text (the kernel's estimate). @category Constants */
 export const CHARS_PER_TOKEN = 4

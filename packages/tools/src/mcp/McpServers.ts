@@ -18,11 +18,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import type { ElicitResult } from "@modelcontextprotocol/sdk/types.js"
-import type * as HostTransport from "./HostTransport.js"
+import type * as HostLink from "./HostLink.js"
 import * as McpConfig from "./McpConfig.js"
-import * as McpConnection from "./McpConnection.js"
-import * as McpResult from "./McpResult.js"
-import * as McpTool from "./McpTool.js"
+import type * as McpConnection from "./McpConnection.js"
+import * as McpDefaults from "./McpDefaults.js"
+import type * as McpTool from "./McpTool.js"
 
 /** One server as `system`/`init` and diagnostics see it. @category Models */
 export interface ServerStatus {
@@ -60,42 +60,19 @@ export interface Options extends McpConnection.Options, McpTool.Options {}
  * @category Constructors
  */
 export const make = (servers: ReadonlyArray<McpConfig.Server>, options: Options): Effect.Effect<Service, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const connections = yield* Effect.forEach(servers, (server) => McpConnection.connect(server, options), {
-      concurrency: "unbounded"
-    })
-    const taken = new Set<string>()
-    const toolsOf = connections.map((connection) =>
-      connection.tools.flatMap((info) => {
-        const tool = McpTool.make(connection, info, options)
-        if (taken.has(tool.name)) return []
-        taken.add(tool.name)
-        return [tool]
-      })
-    )
-    return McpServers.of({
-      tools: toolsOf.flat(),
-      status: Effect.forEach(connections, (connection, i) =>
-        Effect.map(connection.state, (state): ServerStatus => ({
-          name: connection.server.name,
-          status: state.status,
-          error: state.error,
-          serverInfo: connection.serverInfo,
-          tools: toolsOf[i]!.map((t) => t.name),
-          pid: connection.pid
-        })))
-    })
-  })
+  servers.length === 0
+    ? Effect.succeed(empty)
+    // The MCP SDK (and zod, ajv under it) loads only for a session that has servers.
+    : Effect.flatMap(Effect.promise(() => import("./McpStartup.js")), (startup) => startup.start(servers, options))
+
+const empty: Service = McpServers.of({ tools: [], status: Effect.succeed([]) })
 
 /** The servers' layer: started when it is built, closed with its scope. @category Layers */
 export const layer = (servers: ReadonlyArray<McpConfig.Server>, options: Options): Layer.Layer<McpServers> =>
   Layer.scoped(McpServers, make(servers, options))
 
 /** No MCP servers. @category Layers */
-export const layerEmpty: Layer.Layer<McpServers> = Layer.succeed(
-  McpServers,
-  McpServers.of({ tools: [], status: Effect.succeed([]) })
-)
+export const layerEmpty: Layer.Layer<McpServers> = Layer.succeed(McpServers, empty)
 
 const positive = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -104,13 +81,13 @@ const positive = (name: string, fallback: number) =>
   )
 
 /** `MCP_TIMEOUT`: milliseconds a server may take to start (default 30,000). @category Configuration */
-export const startupTimeoutConfig: Config.Config<number> = positive("MCP_TIMEOUT", McpConnection.DEFAULT_STARTUP_TIMEOUT_MS)
+export const startupTimeoutConfig: Config.Config<number> = positive("MCP_TIMEOUT", McpDefaults.DEFAULT_STARTUP_TIMEOUT_MS)
 
 /** `MCP_TOOL_TIMEOUT`: milliseconds one tool call may take (default 30 minutes). @category Configuration */
-export const toolTimeoutConfig: Config.Config<number> = positive("MCP_TOOL_TIMEOUT", McpTool.DEFAULT_TOOL_TIMEOUT_MS)
+export const toolTimeoutConfig: Config.Config<number> = positive("MCP_TOOL_TIMEOUT", McpDefaults.DEFAULT_TOOL_TIMEOUT_MS)
 
 /** `MAX_MCP_OUTPUT_TOKENS`: the cap of one tool result (default 25,000 tokens). @category Configuration */
-export const maxOutputTokensConfig: Config.Config<number> = positive("MAX_MCP_OUTPUT_TOKENS", McpResult.DEFAULT_MAX_OUTPUT_TOKENS)
+export const maxOutputTokensConfig: Config.Config<number> = positive("MAX_MCP_OUTPUT_TOKENS", McpDefaults.DEFAULT_MAX_OUTPUT_TOKENS)
 
 /**
  * The servers of `.mcp.json` and `--mcp-config` (see `McpConfig.load`) and those of the host, with the timeouts and the
@@ -127,7 +104,7 @@ export const layerConfig = (
      * Servers in the host's process (an Agent SDK host's `initialize`), after the configured ones
      * (one with a configured server's name replaces it), and the link that reaches them.
      */
-    readonly host?: { readonly servers: ReadonlyArray<McpConfig.Server>; readonly link: HostTransport.HostLink } | undefined
+    readonly host?: { readonly servers: ReadonlyArray<McpConfig.Server>; readonly link: HostLink.HostLink } | undefined
   }
 ): Layer.Layer<McpServers, McpConfig.InvalidMcpConfig | ConfigError, FileSystem.FileSystem | Path.Path | Actions.Actions> =>
   Layer.scoped(

@@ -16,16 +16,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as McpConnection from "./McpConnection.js"
+import { DEFAULT_TOOL_TIMEOUT_MS } from "./McpDefaults.js"
 import * as McpResult from "./McpResult.js"
 
-/**
- * Claude Code's default timeout of one MCP tool call is `1e8` ms (about 28 hours: none, in effect);
- * Keel's is 30 minutes, so that a server that stops answering cannot hold a session forever.
- * `MCP_TOOL_TIMEOUT` or a server's `timeout` changes it.
- *
- * @category Constants
- */
-export const DEFAULT_TOOL_TIMEOUT_MS = 30 * 60 * 1000
+/** The default timeout of one MCP tool call (see `McpDefaults`). @category Constants */
+export { DEFAULT_TOOL_TIMEOUT_MS }
 
 /** Longest tool description sent to the API; longer ones are cut (every request carries them). @category Constants */
 export const MAX_DESCRIPTION_LENGTH = 2048

@@ -8,7 +8,14 @@
 /** A value of a placeholder: a number is written with thousands separators. */
 type Value = string | number
 
-const show = (value: Value): string => typeof value === "number" ? value.toLocaleString("en-US") : value
+// A whole number's separators without Intl: the first toLocaleString of a process sets up ICU's
+// number formatting (~30 ms), and tool descriptions are written before a session's first request.
+const show = (value: Value): string =>
+  typeof value !== "number"
+    ? value
+    : Number.isSafeInteger(value)
+    ? String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
+    : value.toLocaleString("en-US")
 
 /** From `AskUserQuestion.md`. */
 export const AskUserQuestion = (values: {

@@ -8,7 +8,14 @@
 /** A value of a placeholder: a number is written with thousands separators. */
 type Value = string | number
 
-const show = (value: Value): string => typeof value === "number" ? value.toLocaleString("en-US") : value
+// A whole number's separators without Intl: the first toLocaleString of a process sets up ICU's
+// number formatting (~30 ms), and tool descriptions are written before a session's first request.
+const show = (value: Value): string =>
+  typeof value !== "number"
+    ? value
+    : Number.isSafeInteger(value)
+    ? String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ",")
+    : value.toLocaleString("en-US")
 
 /** From `ask-or-act.md`. */
 export const askOrAct = "# When to ask and when to act\n- When the request is clear, act. Do not ask the user to confirm steps they already asked for, and do not stop midway to report progress unless you are blocked.\n- Ask when the answer would change what you do and you cannot find it out yourself: a requirement that reads two materially different ways, a choice between approaches whose trade-offs the user would care about, access or credentials you lack. Look before you ask: never ask what reading the code or running a command would tell you. For a minor or easily reversed choice, take the project's conventional option and mention it.\n- When the user asks a question, or for a plan, an explanation or your opinion, answer it; do not start changing files.\n- When you assume something to keep going, say what you assumed in your reply."
