@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk"
 import { assert, describe, it } from "@effect/vitest"
 import { Message } from "@keel/core"
-import { FastCheck as fc, ParseResult } from "effect"
+import { FastCheck as fc, ParseResult, Schema } from "effect"
 
 type Param = Anthropic.Messages.MessageParam
 
@@ -411,6 +411,39 @@ describe("Message", () => {
       }),
       { numRuns: 300 }
     )
+  })
+
+  it("toParam's copy of the common blocks is the Schema's encoding, byte for byte (key order too)", () => {
+    const encode = Schema.encodeSync(Schema.Array(Message.ContentBlock))
+    const bySchema = (message: Message.Message) =>
+      typeof message.content === "string"
+        ? message.content
+        : encode(message.content).map((b) => {
+          const { toolUseResult: _, ...rest } = b as Record<string, unknown>
+          return rest
+        })
+    fc.assert(
+      fc.property(arbParam, (param) => {
+        const message = Message.fromParam(param)
+        assert.strictEqual(JSON.stringify(Message.toParam(message).content), JSON.stringify(bySchema(message)))
+      }),
+      { numRuns: 300 }
+    )
+    // A cache mark with a field of its own is left to the Schema, which drops it.
+    const marked = new Message.UserMessage({
+      content: [
+        new Message.TextBlock({ text: "x", cache_control: { type: "ephemeral", extra: 1 } as any }),
+        new Message.ToolResultBlock({
+          tool_use_id: "t",
+          content: [new Message.TextBlock({ text: "y", cache_control: { type: "ephemeral", ttl: "1h", more: 2 } as any })],
+          toolUseResult: { kept: "out" }
+        })
+      ]
+    })
+    assert.deepStrictEqual(Message.toParam(marked).content, [
+      { type: "text", text: "x", cache_control: { type: "ephemeral" } },
+      { type: "tool_result", tool_use_id: "t", content: [{ type: "text", text: "y", cache_control: { type: "ephemeral", ttl: "1h" } }] }
+    ])
   })
 
   it("reads an assistant prefill given as a string as one text block", () => {

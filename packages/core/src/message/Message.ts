@@ -240,9 +240,52 @@ const withoutHostFields = (blocks: ReadonlyArray<Record<string, unknown>>): Read
     })
     : blocks
 
+/** Whether a block's cache mark (if any) has only its own fields (the Schema's encoding drops others). */
+const plainMark = (block: object): boolean => {
+  const mark = (block as { readonly cache_control?: Record<string, unknown> | null }).cache_control
+  return mark == null || Object.keys(mark).every((k) => k === "type" || k === "ttl")
+}
+
+/**
+ * A block's wire form without the Schema, for the classes whose fields are already their wire form
+ * (text, tool_use, thinking, redacted thinking, a tool_result of a string or text blocks): their
+ * instances were validated when made, so the encoding is a copy of their own fields, in the same
+ * order as the Schema's. `undefined` for any other block (the Schema encodes those).
+ */
+const plainBlock = (block: ContentBlock): Record<string, unknown> | undefined => {
+  if (!plainMark(block)) return undefined
+  if (block instanceof TextBlock || block instanceof ToolUseBlock || block instanceof ThinkingBlock || block instanceof RedactedThinkingBlock) {
+    return { ...block }
+  }
+  if (block instanceof ToolResultBlock) {
+    const { toolUseResult: _, ...rest } = block
+    const content = rest.content
+    if (content === undefined || typeof content === "string") return rest
+    const texts: Array<Record<string, unknown>> = []
+    for (const c of content) {
+      if (!(c instanceof TextBlock) || !plainMark(c)) return undefined
+      texts.push({ ...c })
+    }
+    return { ...rest, content: texts }
+  }
+  return undefined
+}
+
+/** Blocks in their wire form: copied when every one has a plain form, else encoded by the Schema. */
+const blocksToParams = (blocks: ReadonlyArray<ContentBlock>): ReadonlyArray<Record<string, unknown>> => {
+  const out: Array<Record<string, unknown>> = []
+  for (const block of blocks) {
+    const plain = plainBlock(block)
+    if (plain === undefined) return withoutHostFields(encodeBlocks(blocks))
+    out.push(plain)
+  }
+  return out
+}
+
 /**
  * The API's `MessageParam` for a message. Messages are immutable, so the encoding is computed once
- * per message and reused by every later request.
+ * per message and reused by every later request. The common blocks are copied rather than encoded
+ * (a resumed 10,000-message session's first request encodes them all).
  *
  * @category Conversions
  */
@@ -251,7 +294,7 @@ export const toParam = (message: Message): MessageParam => {
   if (cached !== undefined) return cached
   const param = {
     role: message.role,
-    content: typeof message.content === "string" ? message.content : withoutHostFields(encodeBlocks(message.content))
+    content: typeof message.content === "string" ? message.content : blocksToParams(message.content)
   } as MessageParam
   paramCache.set(message, param)
   return param
