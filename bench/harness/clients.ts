@@ -34,13 +34,20 @@ export interface Setting {
   /** The captured request the raw and floor scripts send (bench/scripts/request.mjs). */
   readonly request?: string
   readonly env?: Record<string, string>
-  /** Node flags before the script (e.g. `--require rss.cjs`). */
-  readonly nodeArgs?: ReadonlyArray<string>
 }
 
-/** A finished process: spawn → exit in ms, when it was spawned (epoch ms), its output. */
+/** What a process used, as it reported at exit (bench/scripts/usage.cjs). */
+export interface Usage {
+  /** Peak resident set size, MB. */
+  readonly maxRssMB: number
+  /** CPU time, user + system, ms: a figure the machine's other load disturbs much less than wall time. */
+  readonly cpuMs: number
+}
+
+/** A finished process: spawn → exit in ms, when it was spawned (epoch ms), its output, its usage. */
 export interface Exit {
   readonly ms: number
+  readonly usage: Usage
   readonly spawnedAt: number
   readonly stdoutBytes: number
   readonly stdout: string
@@ -79,10 +86,11 @@ export const envFor = (setting: Setting): Record<string, string> => {
 /** Spawns `node ...args` and waits for its exit; fails unless it exits 0. Keeps the first 64 KB of stdout. */
 export const run = (args: ReadonlyArray<string>, setting: Setting): Promise<Exit> =>
   new Promise((resolve, reject) => {
-    const env = envFor(setting)
+    const usageFile = path.join(tmp("usage-"), "usage.json")
+    const env = { ...envFor(setting), BENCH_USAGE_FILE: usageFile }
     const spawnedAt = performance.timeOrigin + performance.now()
     const t0 = performance.now()
-    const child = spawn(process.execPath, [...(setting.nodeArgs ?? []), ...args], {
+    const child = spawn(process.execPath, ["--require", script("usage.cjs"), ...args], {
       cwd: setting.cwd,
       env,
       stdio: ["ignore", "pipe", "pipe"]
@@ -102,7 +110,10 @@ export const run = (args: ReadonlyArray<string>, setting: Setting): Promise<Exit
       child.on("close", () => {
         if (code !== 0) {
           reject(new Error(`${args.map((a) => path.basename(a)).join(" ")} exited with ${code ?? signal}:\n${stderr.slice(0, 2000)}`))
-        } else resolve({ ms, spawnedAt, stdoutBytes, stdout, stderr })
+        } else {
+          const u = JSON.parse(fs.readFileSync(usageFile, "utf8"))
+          resolve({ ms, usage: { maxRssMB: u.maxRSS / 1024, cpuMs: (u.user + u.system) / 1000 }, spawnedAt, stdoutBytes, stdout, stderr })
+        }
       })
     })
   })

@@ -19,6 +19,7 @@ import { cell, median } from "../harness/stats.js"
 /** One loop run: spawn → exit in ms, and each round's turnaround (index k-1 for round k). */
 interface LoopRun {
   readonly ms: number
+  readonly cpuMs: number
   readonly turnarounds: ReadonlyArray<number>
 }
 
@@ -27,7 +28,7 @@ const once = (ctx: Context, client: Client, n: number) => async (): Promise<Loop
   const exit = await run(argsFor(client, `bench-loop-${n}`), { url: ctx.url, cwd: ctx.workspace, request: ctx.request })
   const log = await Control.read(ctx.url)
   if (log.exchanges.length !== n + 1) throw new Error(`${client}: ${log.exchanges.length} requests on loop:${n}, not ${n + 1}`)
-  return { ms: exit.ms, turnarounds: Control.turnarounds(log) }
+  return { ms: exit.ms, cpuMs: exit.usage.cpuMs, turnarounds: Control.turnarounds(log) }
 }
 
 const loops = (ctx: Context, n: number, runs: number) =>
@@ -49,6 +50,7 @@ export const measure50 = async (ctx: Context): Promise<Array<Line>> => {
   const round = perClient(results, (r) => around(r, 2, n))
   return [
     ratioLine("loop50", `loop:${n} (${n} tool rounds), whole process`, "ms", perClient(results, (r) => r.ms), 1.5),
+    ratioLine("loop50", "  its CPU time (user + system)", "ms", perClient(results, (r) => r.cpuMs), undefined),
     {
       ...ratioLine("round", `one tool round, median turnaround (rounds 2–${n})`, "ms", round, undefined),
       goal: "≤ 2.5 ms",
@@ -67,6 +69,7 @@ export const measure1000 = async (ctx: Context): Promise<Array<Line>> => {
   const growth = perClient(results, (r) => around(r, n - 20, n) / around(r, early - 10, early + 10))
   return [
     ratioLine("loop1000", `loop:${n}, whole process`, "ms", perClient(results, (r) => r.ms), undefined),
+    ratioLine("loop1000", "  its CPU time (user + system)", "ms", perClient(results, (r) => r.cpuMs), undefined),
     ratioLine("loop1000", `  turnaround, rounds ${n - 20}–${n}`, "ms", late, undefined),
     {
       row: "loop1000",
