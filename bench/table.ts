@@ -32,6 +32,8 @@ import * as Control from "./harness/control.js"
 import type { Context, Line } from "./harness/line.js"
 import { table } from "./harness/print.js"
 import * as Loop from "./rows/loop.js"
+import * as Query from "./rows/query.js"
+import * as Rss from "./rows/rss.js"
 import * as Startup from "./rows/startup.js"
 import * as Text from "./rows/text.js"
 import { loopFile, loopFileText } from "./scenario.js"
@@ -43,7 +45,9 @@ const rows: ReadonlyArray<readonly [string, (ctx: Context) => Promise<Array<Line
   ["loop50", Loop.measure50],
   ["first", Startup.measureFirst],
   ["version", Startup.measureVersion],
-  ["loop1000", Loop.measure1000]
+  ["loop1000", Loop.measure1000],
+  ["query", Query.measure],
+  ["rss", Rss.measure]
 ]
 
 const picked = (process.env.KEEL_BENCH_ROWS ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")
