@@ -33,6 +33,7 @@ import type { Context, Line } from "./harness/line.js"
 import { table } from "./harness/print.js"
 import * as Loop from "./rows/loop.js"
 import * as Query from "./rows/query.js"
+import * as Resume from "./rows/resume.js"
 import * as Rss from "./rows/rss.js"
 import * as Startup from "./rows/startup.js"
 import * as Text from "./rows/text.js"
@@ -47,7 +48,8 @@ const rows: ReadonlyArray<readonly [string, (ctx: Context) => Promise<Array<Line
   ["version", Startup.measureVersion],
   ["loop1000", Loop.measure1000],
   ["query", Query.measure],
-  ["rss", Rss.measure]
+  ["rss", Rss.measure],
+  ["resume", Resume.measure]
 ]
 
 const picked = (process.env.KEEL_BENCH_ROWS ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")

@@ -83,7 +83,11 @@ export const envFor = (setting: Setting): Record<string, string> => {
   }
 }
 
-/** Spawns `node ...args` and waits for its exit; fails unless it exits 0. Keeps the first 64 KB of stdout. */
+/**
+ * Spawns `node ...args` and waits for its exit; fails unless it exits 0 with nothing on stderr but
+ * `bench-t0=` lines (a warning would mean the run took a path other than the one measured). Keeps
+ * the first 64 KB of stdout.
+ */
 export const run = (args: ReadonlyArray<string>, setting: Setting): Promise<Exit> =>
   new Promise((resolve, reject) => {
     const usageFile = path.join(tmp("usage-"), "usage.json")
@@ -108,7 +112,8 @@ export const run = (args: ReadonlyArray<string>, setting: Setting): Promise<Exit
       const ms = performance.now() - t0
       // Let the pipes drain before reporting (the time is already taken).
       child.on("close", () => {
-        if (code !== 0) {
+        const complaint = stderr.split("\n").filter((l) => l !== "" && !l.startsWith("bench-t0=")).join("\n")
+        if (code !== 0 || complaint !== "") {
           reject(new Error(`${args.map((a) => path.basename(a)).join(" ")} exited with ${code ?? signal}:\n${stderr.slice(0, 2000)}`))
         } else {
           const u = JSON.parse(fs.readFileSync(usageFile, "utf8"))
