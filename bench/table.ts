@@ -93,7 +93,12 @@ const main = async () => {
     const started = Date.now()
     for (const [name, measure] of rows) {
       if (picked.length > 0 && !picked.includes(name)) continue
-      lines.push(...(await measure(ctx)))
+      try {
+        lines.push(...(await measure(ctx)))
+      } catch (e) {
+        // One row failing (a client crashed, a check failed) still leaves the others' figures.
+        lines.push({ row: name, label: `${name}: FAILED`, unit: "", cells: {}, goal: "", note: `${name}: ${String(e).slice(0, 500)}` })
+      }
     }
     if (process.stderr.isTTY) process.stderr.write("\r\x1b[K")
     const load = os.loadavg().map((x) => x.toFixed(2)).join(" ")

@@ -21,7 +21,7 @@ export const script = (name: string): string => path.join(root, "bench", "script
 export type Client = "keel" | "raw" | "floor"
 export const clients: ReadonlyArray<Client> = ["keel", "raw", "floor"]
 
-/** The command line of `client` answering `prompt` with `model` (keel: `keel -p`). */
+/** The command line of `client` answering `prompt` with `model` (keel: `keel -p`, then `extra` flags). */
 export const argsFor = (client: Client, model: string, prompt = "hi", extra: ReadonlyArray<string> = []): Array<string> =>
   client === "keel"
     ? [keelBin, "-p", prompt, "--model", model, ...extra]
@@ -55,7 +55,7 @@ export interface Exit {
 }
 
 /** The folder all of a bench run's temporary folders go in (removed by {@link cleanup}). */
-export const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "keel-bench-"))
+export const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "keel-table-"))
 /** A fresh folder in {@link scratch}. */
 export const tmp = (prefix: string): string => fs.mkdtempSync(path.join(scratch, prefix))
 /** Removes {@link scratch}. */

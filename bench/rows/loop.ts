@@ -25,7 +25,8 @@ interface LoopRun {
 
 const once = (ctx: Context, client: Client, n: number) => async (): Promise<LoopRun> => {
   await Control.reset(ctx.url)
-  const exit = await run(argsFor(client, `bench-loop-${n}`), { url: ctx.url, cwd: ctx.workspace, request: ctx.request })
+  // keel stops a turn at 500 model calls by default; the loop needs n + 1.
+  const exit = await run(argsFor(client, `bench-loop-${n}`, "hi", ["--max-turns", String(n + 10)]), { url: ctx.url, cwd: ctx.workspace, request: ctx.request })
   const log = await Control.read(ctx.url)
   if (log.exchanges.length !== n + 1) throw new Error(`${client}: ${log.exchanges.length} requests on loop:${n}, not ${n + 1}`)
   return { ms: exit.ms, cpuMs: exit.usage.cpuMs, turnarounds: Control.turnarounds(log) }
