@@ -7,7 +7,9 @@
  * runs; the ratio is keel's median over the raw SDK's unless the line says otherwise.
  *
  * The raw and floor scripts send what keel sends: before the rows, one `keel -p hi` run is captured
- * by the server and its request (system prompt, tool definitions, first message) is what they send.
+ * by the server and its request (system prompt, tool definitions, first message) is what they send;
+ * then each client runs a 3-round loop and their last requests must match (bench/harness/equivalence.ts;
+ * KEEL_BENCH_CHECK=0 skips it).
  *
  * Rows (KEEL_BENCH_ROWS=text,loop50,... picks some; default all):
  *   text      text:200000 whole process (KEEL_BENCH_TEXT=N)                       ≤ 1.1×
@@ -29,6 +31,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { argsFor, cleanup, run, tmp } from "./harness/clients.js"
 import * as Control from "./harness/control.js"
+import * as Equivalence from "./harness/equivalence.js"
 import type { Context, Line } from "./harness/line.js"
 import { table } from "./harness/print.js"
 import * as Loop from "./rows/loop.js"
@@ -89,6 +92,8 @@ const main = async () => {
       warmups: Number(process.env.KEEL_BENCH_WARMUPS ?? 1),
       log: process.stderr.isTTY ? (line) => process.stderr.write(`\r\x1b[K${line}`) : () => {}
     }
+    // The raw and floor figures count only if those scripts send what keel sends.
+    if (process.env.KEEL_BENCH_CHECK !== "0") await Equivalence.check(ctx)
     const lines: Array<Line> = []
     const started = Date.now()
     for (const [name, measure] of rows) {
