@@ -32,8 +32,8 @@ const once = (ctx: Context, client: Client, n: number) => async (): Promise<Loop
   return { ms: exit.ms, cpuMs: exit.usage.cpuMs, turnarounds: Control.turnarounds(log) }
 }
 
-const loops = (ctx: Context, n: number, runs: number) =>
-  alternate(clients.map((c) => [c, once(ctx, c, n)] as const), runs, ctx.warmups, (c, i) => ctx.log(`loop:${n} ${c} ${i < 0 ? "warm-up" : i + 1}`))
+const loops = (ctx: Context, n: number, runs: number, warmups: number) =>
+  alternate(clients.map((c) => [c, once(ctx, c, n)] as const), runs, warmups, (c, i) => ctx.log(`loop:${n} ${c} ${i < 0 ? "warm-up" : i + 1}`))
 
 const perClient = <T>(results: Record<Client, Array<T>>, f: (t: T) => number) => ({
   keel: cell(results.keel.map(f)),
@@ -47,7 +47,7 @@ const around = (r: LoopRun, from: number, to: number) => median(r.turnarounds.sl
 /** loop:50 whole and one round's turnaround. */
 export const measure50 = async (ctx: Context): Promise<Array<Line>> => {
   const n = Number(process.env.KEEL_BENCH_LOOP ?? 50)
-  const results = await loops(ctx, n, ctx.runs)
+  const results = await loops(ctx, n, ctx.runs, ctx.warmups)
   const round = perClient(results, (r) => around(r, 2, n))
   return [
     ratioLine("loop50", `loop:${n} (${n} tool rounds), whole process`, "ms", perClient(results, (r) => r.ms), 1.5),
@@ -64,7 +64,8 @@ export const measure50 = async (ctx: Context): Promise<Array<Line>> => {
 export const measure1000 = async (ctx: Context): Promise<Array<Line>> => {
   const n = Number(process.env.KEEL_BENCH_LOOP_LONG ?? 1000)
   const runs = Number(process.env.KEEL_BENCH_LOOP_LONG_RUNS ?? 3)
-  const results = await loops(ctx, n, runs)
+  // No warm-up: a run takes seconds, and its early rounds are not what is measured.
+  const results = await loops(ctx, n, runs, 0)
   const early = Math.round(n / 10)
   const late = perClient(results, (r) => around(r, n - 20, n))
   const growth = perClient(results, (r) => around(r, n - 20, n) / around(r, early - 10, early + 10))
