@@ -11,18 +11,23 @@
  * then each client runs a 3-round loop and their last requests must match (bench/harness/equivalence.ts;
  * KEEL_BENCH_CHECK=0 skips it).
  *
- * Rows (KEEL_BENCH_ROWS=text,loop50,... picks some; default all):
- *   text      text:200000 whole process (KEEL_BENCH_TEXT=N)                       ≤ 1.1×
- *   loop50    loop:50 whole process, and one tool round's turnaround (KEEL_BENCH_LOOP=N)
- *                                                                   ≤ 1.5×, ≤ 2.5 ms
- *   first     spawn → first request, keel -p hi                                   ≤ 1.1×
- *   version   keel --version vs node -e 0                                         ≤ 1.5×
- *   loop1000  loop:1000 whole and per-round linearity (KEEL_BENCH_LOOP_LONG, _RUNS)  ≤ 1.3×
- *   query     query() embedding: import + set-up → first request                  ≤ 250 ms
- *   rss       peak RSS of text:2000000, and per streamed event (KEEL_BENCH_RSS_N)   ≤ 1.3×
- *   resume    keel -p --resume of a 10,000-message session vs a 10-message one    ≤ 1.5×
- * Knobs: KEEL_BENCH_RUNS (timed runs per client, default 11; slow rows use fewer), KEEL_BENCH_WARMUPS
- * (default 1), KEEL_BENCH_PIN=0 (no CPU pinning). `--json FILE` also writes the lines as JSON.
+ * Rows (KEEL_BENCH_ROWS=text,loop50,... picks some; default all), with their knobs:
+ *   text      text:200000 whole process (KEEL_BENCH_TEXT=N, KEEL_BENCH_TEXT_RUNS)            ≤ 1.1×
+ *   loop50    loop:50 whole process; one tool round's turnaround; CPU per round
+ *             (KEEL_BENCH_LOOP=N)                                               ≤ 1.5×, ≤ 2.5 ms
+ *   first     spawn → first request, keel -p hi                                          ≤ 1.1×
+ *   version   keel --version vs node -e 0                                                ≤ 1.5×
+ *   loop1000  loop:1000 whole and per-round linearity (KEEL_BENCH_LOOP_LONG=N,
+ *             KEEL_BENCH_LOOP_LONG_RUNS, default 3)                                      ≤ 1.3×
+ *   query     query() embedding: import + set-up → first request                         ≤ 250 ms
+ *   rss       peak RSS of text:2000000, and per streamed event (KEEL_BENCH_RSS_N,
+ *             KEEL_BENCH_RSS_RUNS, default 3)                                            ≤ 1.3×
+ *   resume    keel -p --resume of a 10,000-message session vs a 10-message one
+ *             (KEEL_BENCH_RESUME=N messages)                                             ≤ 1.5×
+ * Other knobs: KEEL_BENCH_RUNS (timed runs per client, default 11; the text row uses 4 fewer),
+ * KEEL_BENCH_WARMUPS (default 1), KEEL_BENCH_PIN=0 (no CPU pinning), KEEL_BENCH_CHECK=0 (no
+ * equivalence check). `--json FILE` also writes the lines as JSON. Wall times on a machine others
+ * use are inflated and spread wide: the CPU-time lines are the steadier before/after figures.
  *
  * Run: npm run bench   (after a build: npx tsx bench/table.ts)
  */
