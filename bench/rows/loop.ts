@@ -77,7 +77,7 @@ export const measure1000 = async (ctx: Context): Promise<Array<Line>> => {
   const runs = Number(process.env.KEEL_BENCH_LOOP_LONG_RUNS ?? 3)
   // No warm-up: a run takes seconds, and its early rounds are not what is measured.
   const results = await loops(ctx, n, runs, 0)
-  const early = Math.round(n / 10)
+  const early = Math.max(12, Math.round(n / 10))
   const late = perClient(results, (r) => around(r, n - 20, n))
   const growth = perClient(results, (r) => around(r, n - 20, n) / around(r, early - 10, early + 10))
   return [
