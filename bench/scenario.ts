@@ -1,6 +1,8 @@
 /**
  * The benchmark's responses: a text block of N deltas, or one tool_use whose input arrives in N
- * chunks. Requests name the scenario in their model field: `bench-text-N` or `bench-tool-N`.
+ * chunks. Requests name the scenario in their model field: `bench-text-N` or `bench-tool-N`; the
+ * `bench-loop-N` agent loop (a `Read` of {@link loopFile} per round until N rounds, then text) is
+ * answered round by round with {@link loopEvents}.
  */
 import type { StreamEvent } from "@keel/core"
 
@@ -12,7 +14,7 @@ const head = (): Array<Event> => [{
     id: "msg_bench",
     type: "message",
     role: "assistant",
-    model: "claude-bench",
+    model: "claude-sonnet-4-6",
     content: [],
     stop_reason: null,
     stop_sequence: null,
@@ -52,6 +54,37 @@ export const toolEvents = (n: number): Array<Event> => {
       index: 0,
       delta: { type: "input_json_delta", partial_json: json.slice(i, i + size) }
     })
+  }
+  return [...events, ...tail("tool_use")]
+}
+
+/**
+ * The file round `k` of `bench-loop-N` reads, relative to the client's working directory: a different
+ * file each round, as an agent exploring a project reads, so that no client can answer a round
+ * from an earlier one (keel marks a re-read file's earlier result stale, which would shrink its requests).
+ */
+export const loopFile = (round: number): string => `files/${round}.txt`
+
+/** The text of round `k`'s file: 5 short lines, so that a round's tool work is small and the same for every client. */
+export const loopFileText = (round: number): string =>
+  Array.from({ length: 5 }, (_, i) => `file ${round}, line ${i + 1}: the quick brown fox jumps over the lazy dog`).join("\n") + "\n"
+
+/**
+ * The answer to request `round` (1-based) of `bench-loop-n`: a `Read` of {@link loopFile} (its
+ * input in 2 chunks, a fresh tool_use id) while `round <= n`, then a short text with end_turn.
+ */
+export const loopEvents = (round: number, n: number): Array<Event> => {
+  if (round > n) return textEvents(4)
+  const events = head()
+  events.push({
+    type: "content_block_start",
+    index: 0,
+    content_block: { type: "tool_use", id: `toolu_bench_${round}`, name: "Read", input: {} } as any
+  })
+  const json = JSON.stringify({ file_path: loopFile(round) })
+  const half = Math.floor(json.length / 2)
+  for (const part of [json.slice(0, half), json.slice(half)]) {
+    events.push({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: part } })
   }
   return [...events, ...tail("tool_use")]
 }

@@ -15,9 +15,9 @@ export interface BenchServer {
   readonly stop: () => void
 }
 
-/** Starts the server and waits for its `ANTHROPIC_BASE_URL=...` line. */
-export const start = async (): Promise<BenchServer> => {
-  const pinned = cpus().length >= 2 && spawnSync("taskset", ["-p", "-c", "0", String(process.pid)]).status === 0
+/** Starts the server and waits for its `ANTHROPIC_BASE_URL=...` line; `pin: false` leaves both unpinned. */
+export const start = async (options: { readonly pin?: boolean } = {}): Promise<BenchServer> => {
+  const pinned = options.pin !== false && cpus().length >= 2 && spawnSync("taskset", ["-p", "-c", "0", String(process.pid)]).status === 0
   const serverArgs = [process.execPath, "--import", "tsx", new URL("./serve.ts", import.meta.url).pathname]
   const server = pinned
     ? spawn("taskset", ["-c", "1", ...serverArgs], { stdio: ["ignore", "pipe", "inherit"] })
