@@ -9,7 +9,7 @@
  * Run: npx tsx bench/transport.ts   (KEEL_BENCH_RUNS=15, KEEL_BENCH_ROUNDS=100, KEEL_BENCH_N=200000)
  */
 import Anthropic from "@anthropic-ai/sdk"
-import { AnthropicModel, HttpTransport } from "@keel/core"
+import { AnthropicModel, HttpTransport, Message } from "@keel/core"
 import { Effect, Stream } from "effect"
 import * as BenchServer from "./server.js"
 
@@ -44,7 +44,32 @@ const main = async () => {
     const model = AnthropicModel.fromClient(client)
     await Effect.runPromise(Stream.runDrain(model.stream({ model: `bench-text-${n}`, max_tokens: 1024, messages: [], source: "foreground" })))
   }
-  for (const [name, shape] of [[`${rounds} rounds`, loop], [`text:${n}`, text]] as const) {
+  // A tool loop's growing request: round i sends 2i messages (a tool call and its result per round).
+  const history = (length: number) => {
+    const messages: Array<Message.Message> = [Message.user("go")]
+    for (let i = 0; messages.length < length; i++) {
+      const id = `toolu_${String(i).padStart(20, "0")}`
+      messages.push(new Message.AssistantMessage({
+        content: [
+          new Message.TextBlock({ text: "Let me look at the next file in the list.", citations: null }),
+          new Message.ToolUseBlock({ id, name: "Bash", input: { command: `cat /tmp/file${i}.txt` } })
+        ]
+      }))
+      messages.push(Message.user([new Message.ToolResultBlock({ tool_use_id: id, content: `${"x".repeat(200)}\nmore output` })]))
+    }
+    return messages
+  }
+  const long = history(2000)
+  const late = (client: Anthropic) => async () => {
+    const model = AnthropicModel.fromClient(client)
+    // Rounds 951-1000 of a loop: each request repeats the one before and adds two messages.
+    for (let i = 1900; i < 2000; i += 2) {
+      await Effect.runPromise(Stream.runDrain(model.stream({
+        model: "bench-text-4", max_tokens: 1024, messages: long.slice(0, i + 1), source: "foreground"
+      })))
+    }
+  }
+  for (const [name, shape] of [[`${rounds} rounds`, loop], ["rounds 951-1000", late], [`text:${n}`, text]] as const) {
     const results: Record<string, Array<{ cpu: number; wall: number }>> = { undici: [], transport: [] }
     for (let i = 0; i < runs + 2; i++) {
       for (const key of i % 2 === 0 ? ["undici", "transport"] as const : ["transport", "undici"] as const) {

@@ -21,6 +21,7 @@ import * as BaseUrl from "./BaseUrl.js"
 import * as Credentials from "./Credentials.js"
 import * as HttpTransport from "./HttpTransport.js"
 import * as JsonAnswer from "./JsonAnswer.js"
+import * as RequestJson from "./RequestJson.js"
 import { MissingCredentials } from "./Credentials.js"
 import { type Item, ModelClient } from "./ModelClient.js"
 import * as ModelError from "./ModelError.js"
@@ -137,51 +138,6 @@ const streamError = (data: string, headers: Headers): APIError => {
   return new APIError(undefined, body as object, undefined, headers, type)
 }
 
-/** One network read of a body: its bytes, or `null` at its end. */
-type Read = () => Promise<Uint8Array | null>
-
-/** How to read a response's body: directly when `HttpTransport` produced it, else through its web stream. */
-const readerOf = (response: Response): { readonly read: Read; readonly cancel: () => void } | undefined => {
-  const direct = HttpTransport.bodyOf(response)
-  if (direct !== undefined) {
-    return {
-      read: async () => {
-        for (;;) {
-          const chunk = direct.read()
-          if (chunk !== undefined) return chunk
-          await direct.wait()
-        }
-      },
-      cancel: direct.cancel
-    }
-  }
-  if (response.body === null) return undefined
-  const reader = response.body.getReader()
-  return {
-    read: async () => {
-      const { done, value } = await reader.read()
-      return done ? null : value
-    },
-    cancel: () => void reader.cancel().catch(() => undefined)
-  }
-}
-
-/** Up to `limit` bytes of a body, as UTF-8 text; `complete` when the body ended within them. */
-const readUpTo = async (
-  read: Read,
-  limit: number
-): Promise<{ readonly text: string; readonly complete: boolean }> => {
-  const parts: Array<Uint8Array> = []
-  let size = 0
-  while (size < limit) {
-    const value = await read()
-    if (value === null) return { text: Buffer.concat(parts).toString("utf8"), complete: true }
-    parts.push(value)
-    size += value.byteLength
-  }
-  return { text: Buffer.concat(parts).subarray(0, limit).toString("utf8"), complete: false }
-}
-
 /** Whether any request of one `ModelClient` has had an HTTP answer (see `ModelError.isUnreachable`). */
 interface Contact {
   answered: boolean
@@ -207,16 +163,19 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
         sink.fail(invalid)
         return
       }
-      let reader: { readonly read: Read; readonly cancel: () => void } | undefined
+      let reader: HttpTransport.Reader | undefined
       let open = false
       try {
-        const response = await client.messages.create(toBody(request, tables.thinking), {
+        // `messages.create`'s request, with the body serialised here: each message's JSON once.
+        const response = await client.post("/v1/messages", {
+          body: RequestJson.stringify(toBody(request, tables.thinking)),
           signal: controller.signal,
-          headers: toHeaders(request, tables.thinking, tables.models)
+          headers: { "content-type": "application/json", ...toHeaders(request, tables.thinking, tables.models) },
+          stream: true
         }).asResponse()
         received = true
         contact.answered = true
-        reader = readerOf(response)
+        reader = HttpTransport.readerOf(response)
         if (reader === undefined) throw new ModelError.StreamTruncated({ message: "The response had no body" })
         const headers = response.headers
         open = true
@@ -224,7 +183,7 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
         if (kind !== "stream") {
           // Not an event stream: a whole JSON `Message` (some proxies), or not the API at all.
           const limit = kind === "json" ? JsonAnswer.MAX_BYTES : 65_536
-          const body = await readUpTo(reader.read, limit)
+          const body = await HttpTransport.readUpTo(reader.read, limit)
           open = !body.complete
           const read = JsonAnswer.read(body.text, kind, {
             contentType: headers.get("content-type"),

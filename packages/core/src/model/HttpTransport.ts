@@ -143,6 +143,60 @@ const decompressor = (encoding: string | undefined): zlib.Gunzip | zlib.Inflate 
   }
 }
 
+/** A body read a network read at a time: `read` gives its bytes, or `null` at its end. @category Models */
+export interface Reader {
+  readonly read: () => Promise<Uint8Array | null>
+  /** Stops reading and closes the connection. */
+  readonly cancel: () => void
+}
+
+/**
+ * How to read a response's body: directly when this transport produced it ({@link bodyOf}), else
+ * through its web stream; `undefined` when it has none.
+ *
+ * @category Accessors
+ */
+export const readerOf = (response: Response): Reader | undefined => {
+  const direct = bodyOf(response)
+  if (direct !== undefined) {
+    return {
+      read: async () => {
+        for (;;) {
+          const chunk = direct.read()
+          if (chunk !== undefined) return chunk
+          await direct.wait()
+        }
+      },
+      cancel: direct.cancel
+    }
+  }
+  if (response.body === null) return undefined
+  const reader = response.body.getReader()
+  return {
+    read: async () => {
+      const { done, value } = await reader.read()
+      return done ? null : value
+    },
+    cancel: () => void reader.cancel().catch(() => undefined)
+  }
+}
+
+/** Up to `limit` bytes of a body, as UTF-8 text; `complete` when the body ended within them. @category Accessors */
+export const readUpTo = async (
+  read: Reader["read"],
+  limit: number
+): Promise<{ readonly text: string; readonly complete: boolean }> => {
+  const parts: Array<Uint8Array> = []
+  let size = 0
+  while (size < limit) {
+    const value = await read()
+    if (value === null) return { text: Buffer.concat(parts).toString("utf8"), complete: true }
+    parts.push(value)
+    size += value.byteLength
+  }
+  return { text: Buffer.concat(parts).subarray(0, limit).toString("utf8"), complete: false }
+}
+
 /** Options of {@link make}. @category Models */
 export interface Options {
   /** Idle sockets kept per origin (default 4). */
