@@ -8,6 +8,8 @@
 export * as Accumulator from "./model/Accumulator.js"
 /** The base `ModelClient` over `@anthropic-ai/sdk`. */
 export * as AnthropicModel from "./model/AnthropicModel.js"
+/** A keep-alive `fetch` over `node:http` for the SDK, with a body readable without web streams. */
+export * as HttpTransport from "./model/HttpTransport.js"
 /** Autocompact: the summarising compaction stage, its reactive twin, and their circuit breaker. */
 export * as Autocompact from "./context/Autocompact.js"
 /** The turn loop's decisions, a pure function of its state and what happened. */

@@ -80,4 +80,20 @@ describe("SseDecoder", () => {
       { numRuns: 500 }
     )
   })
+
+  it("frames like the SDK's reader with `\\n` endings only (the API's), split anywhere: the in-place path", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(line, { maxLength: 40 }),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 16 }),
+        async (lines, closed, cuts) => {
+          const text = lines.map((l) => `${l}\n`).join("") + (closed ? "\n\n" : "")
+          const reads = split(new TextEncoder().encode(text), cuts)
+          assert.deepStrictEqual(byDecoder(reads), await bySdk(reads))
+        }
+      ),
+      { numRuns: 500 }
+    )
+  })
 })

@@ -19,7 +19,9 @@ import * as ChunkedStream from "../internal/chunkedStream.js"
 import { toParams } from "../message/Message.js"
 import * as BaseUrl from "./BaseUrl.js"
 import * as Credentials from "./Credentials.js"
+import * as HttpTransport from "./HttpTransport.js"
 import * as JsonAnswer from "./JsonAnswer.js"
+import * as RequestJson from "./RequestJson.js"
 import { MissingCredentials } from "./Credentials.js"
 import { type Item, ModelClient } from "./ModelClient.js"
 import * as ModelError from "./ModelError.js"
@@ -136,22 +138,6 @@ const streamError = (data: string, headers: Headers): APIError => {
   return new APIError(undefined, body as object, undefined, headers, type)
 }
 
-/** Up to `limit` bytes of a body, as UTF-8 text; `complete` when the body ended within them. */
-const readUpTo = async (
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  limit: number
-): Promise<{ readonly text: string; readonly complete: boolean }> => {
-  const parts: Array<Uint8Array> = []
-  let size = 0
-  while (size < limit) {
-    const { done, value } = await reader.read()
-    if (done) return { text: Buffer.concat(parts).toString("utf8"), complete: true }
-    parts.push(value)
-    size += value.byteLength
-  }
-  return { text: Buffer.concat(parts).subarray(0, limit).toString("utf8"), complete: false }
-}
-
 /** Whether any request of one `ModelClient` has had an HTTP answer (see `ModelError.isUnreachable`). */
 interface Contact {
   answered: boolean
@@ -177,24 +163,27 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
         sink.fail(invalid)
         return
       }
-      let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+      let reader: HttpTransport.Reader | undefined
       let open = false
       try {
-        const response = await client.messages.create(toBody(request, tables.thinking), {
+        // `messages.create`'s request, with the body serialised here: each message's JSON once.
+        const response = await client.post("/v1/messages", {
+          body: RequestJson.stringify(toBody(request, tables.thinking)),
           signal: controller.signal,
-          headers: toHeaders(request, tables.thinking, tables.models)
+          headers: { "content-type": "application/json", ...toHeaders(request, tables.thinking, tables.models) },
+          stream: true
         }).asResponse()
         received = true
         contact.answered = true
-        if (response.body === null) throw new ModelError.StreamTruncated({ message: "The response had no body" })
+        reader = HttpTransport.readerOf(response)
+        if (reader === undefined) throw new ModelError.StreamTruncated({ message: "The response had no body" })
         const headers = response.headers
-        reader = response.body.getReader()
         open = true
         const kind = JsonAnswer.kindOf(headers.get("content-type"))
         if (kind !== "stream") {
           // Not an event stream: a whole JSON `Message` (some proxies), or not the API at all.
           const limit = kind === "json" ? JsonAnswer.MAX_BYTES : 65_536
-          const body = await readUpTo(reader, limit)
+          const body = await HttpTransport.readUpTo(reader.read, limit)
           open = !body.complete
           const read = JsonAnswer.read(body.text, kind, {
             contentType: headers.get("content-type"),
@@ -203,7 +192,7 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
           })
           if (read._tag === "Error") throw streamError(read.body, headers)
           if (read._tag === "Malformed") throw read.error
-          if (open) reader.cancel().catch(() => undefined)
+          if (open) reader.cancel()
           open = false
           settled = true
           if (controller.signal.aborted) return
@@ -226,8 +215,8 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
           if (event.type === "message_stop") stopped = true
         }
         for (;;) {
-          const { done, value } = await reader.read()
-          if (done) break
+          const value = await reader.read()
+          if (value === null) break
           pushed = 0
           decoder.decode(value, onEvent)
           if (pushed === 0) sink.push(ping)
@@ -245,7 +234,7 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
         settled = true
         if (controller.signal.aborted) return
         // The body is left unread (an `error` event, malformed JSON): close the connection.
-        if (open) reader?.cancel().catch(() => undefined)
+        if (open) reader?.cancel()
         const error = ModelError.fromUnknown(cause)
         if (error._tag !== "ConnectionError") {
           // An HTTP answer, even an error status, shows the API reachable.
@@ -304,12 +293,18 @@ export const fromClient = (
 }
 
 /**
- * The SDK client for `options` and `auth`, with its retries off.
+ * The SDK client for `options` and `auth`, with its retries off, over a keep-alive `HttpTransport`
+ * (unless a proxy is configured: then over Node's `fetch`, whatever proxy support it has).
  *
  * @category Constructors
  */
-export const makeClient = (options: Options, auth: Credentials.Auth = options): Anthropic =>
+export const makeClient = (
+  options: Options,
+  auth: Credentials.Auth = options,
+  fetch: typeof globalThis.fetch | undefined = HttpTransport.proxyConfigured() ? undefined : HttpTransport.make()
+): Anthropic =>
   new Anthropic({
+    ...(fetch !== undefined ? { fetch } : {}),
     apiKey: auth.apiKey !== undefined ? Redacted.value(auth.apiKey) : null,
     // The SDK refuses both at once; like the SDK's own environment lookup, the API key wins.
     authToken: auth.apiKey === undefined && auth.authToken !== undefined ? Redacted.value(auth.authToken) : null,
@@ -331,8 +326,12 @@ export const make = (options: Options): Effect.Effect<ModelClient["Type"], never
     let cached: { readonly auth: Credentials.Auth; readonly client: Anthropic } | undefined
     const contact: Contact = { answered: false }
     const table = tablesOf(options)
+    // One transport for every client of this layer: a refreshed key keeps the open sockets.
+    const fetch = HttpTransport.proxyConfigured() ? undefined : HttpTransport.make()
     const clientFor = (auth: Credentials.Auth): Anthropic => {
-      if (cached === undefined || !Credentials.equals(cached.auth, auth)) cached = { auth, client: makeClient(options, auth) }
+      if (cached === undefined || !Credentials.equals(cached.auth, auth)) {
+        cached = { auth, client: makeClient(options, auth, fetch) }
+      }
       return cached.client
     }
     return ModelClient.of({

@@ -29,24 +29,35 @@ export class SseDecoder {
       this.rest += decoded
       return
     }
-    const text = this.rest + decoded
-    let start = 0
-    if (text.indexOf("\r") === -1) {
+    if (decoded.indexOf("\r") === -1 && !this.rest.endsWith("\r")) {
+      // The common case. The read is scanned in place, a flat string: only the pending line is
+      // joined to its end (joining the whole read to it would make every access go through a cons).
+      let start = 0
+      if (this.rest.length > 0) {
+        const first = decoded.indexOf("\n")
+        const line = this.rest + decoded.slice(0, first)
+        this.rest = ""
+        this.line(line, 0, line.length, onEvent)
+        start = first + 1
+      }
       let end: number
-      while ((end = text.indexOf("\n", start)) !== -1) {
-        this.line(text, start, end, onEvent)
+      while ((end = decoded.indexOf("\n", start)) !== -1) {
+        this.line(decoded, start, end, onEvent)
         start = end + 1
       }
-    } else {
-      for (let i = 0; i < text.length; i++) {
-        const c = text.charCodeAt(i)
-        if (c !== 10 && c !== 13) continue
-        // A `\r` at the end may be the first half of a `\r\n` split across reads.
-        if (c === 13 && i + 1 === text.length) break
-        this.line(text, start, i, onEvent)
-        if (c === 13 && text.charCodeAt(i + 1) === 10) i++
-        start = i + 1
-      }
+      this.rest = decoded.slice(start)
+      return
+    }
+    const text = this.rest + decoded
+    let start = 0
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i)
+      if (c !== 10 && c !== 13) continue
+      // A `\r` at the end may be the first half of a `\r\n` split across reads.
+      if (c === 13 && i + 1 === text.length) break
+      this.line(text, start, i, onEvent)
+      if (c === 13 && text.charCodeAt(i + 1) === 10) i++
+      start = i + 1
     }
     this.rest = text.slice(start)
   }

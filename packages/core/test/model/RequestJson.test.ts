@@ -1,0 +1,54 @@
+/**
+ * `RequestJson.stringify`: the bytes of `JSON.stringify(body)`, each message serialised once.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import * as RequestJson from "../../src/model/RequestJson.js"
+
+const param = fc.record({
+  role: fc.constantFrom("user", "assistant"),
+  content: fc.oneof(
+    fc.string(),
+    fc.array(fc.record({ type: fc.constant("text"), text: fc.string() }), { maxLength: 3 })
+  )
+})
+
+describe("RequestJson", () => {
+  it("gives exactly JSON.stringify's bytes, whatever the keys around the messages hold", () => {
+    fc.assert(
+      fc.property(
+        fc.array(param, { maxLength: 6 }),
+        fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 4 }),
+        (messages, params) => {
+          // toBody's order: params, model, tools (a schema may name a `messages` property), messages, stream.
+          // (A `messages` key first: the body's own keeps that place, before the tools'.)
+          const body = {
+            ...{ messages: "first" },
+            ...params,
+            model: "m",
+            tools: [{ name: "t", input_schema: { type: "object", properties: { messages: [] } } }],
+            system: "\"messages\":[]",
+            messages,
+            stream: true
+          }
+          assert.strictEqual(RequestJson.stringify(body), JSON.stringify(body))
+        }
+      ),
+      { numRuns: 300 }
+    )
+  })
+
+  it("serialises a message once: a later request reuses its JSON", () => {
+    const first = { role: "user", content: "hi" }
+    const body = { model: "m", messages: [first], stream: true }
+    assert.strictEqual(RequestJson.stringify(body), JSON.stringify(body))
+    // Had it been serialised again, the changed text would show.
+    ;(first as { content: string }).content = "changed"
+    const second = { role: "assistant", content: "ok" }
+    const later = { model: "m", messages: [first, second], stream: true }
+    assert.strictEqual(
+      RequestJson.stringify(later),
+      "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"ok\"}],\"stream\":true}"
+    )
+  })
+})
