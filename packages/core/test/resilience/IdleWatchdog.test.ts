@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { IdleWatchdog, type ModelClient, ModelError } from "@keel/core"
-import { Chunk, Clock, Effect, Exit, Fiber, Ref, Stream, TestClock } from "effect"
+import { Chunk, Clock, type Duration, Effect, Exit, Fiber, Ref, Stream, TestClock } from "effect"
 
 const ping: ModelClient.Item = { type: "ping" }
 const stop: ModelClient.Item = { type: "message_stop" }
@@ -24,7 +24,7 @@ const timed = (gaps: ReadonlyArray<number>, closed?: Ref.Ref<number>): ModelClie
 const request = { model: "m", max_tokens: 1, messages: [], source: "foreground" } as const
 
 /** Runs the call under the watchdog (10 s), with virtual time run far ahead: what it emitted, and when it ended. */
-const run = (client: ModelClient.ModelClient["Type"], timeout = "10 seconds") =>
+const run = (client: ModelClient.ModelClient["Type"], timeout: Duration.DurationInput = "10 seconds") =>
   Effect.gen(function*() {
     const watched = IdleWatchdog.make(client, timeout)
     const fiber = yield* Effect.fork(
