@@ -8,16 +8,14 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Chunk from "effect/Chunk"
-import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
-import * as Take from "effect/Take"
 import { decorateClient } from "../internal/decorate.js"
 import { type Item, ModelClient } from "../model/ModelClient.js"
 import { type ModelError, StreamIdle } from "../model/ModelError.js"
@@ -34,11 +32,14 @@ export const timeoutConfig: Config.Config<Duration.Duration> = Config.integer("K
 )
 
 /**
- * Decorates `client` with an idle timeout. The call runs in its own fiber, feeding a queue that the
- * stream takes from, a chunk (one network read) at a time. The idle clock runs while the consumer
- * waits on that queue, from the moment it starts waiting after the last item. One timer fiber per
- * call watches it and puts the warning, then the failure, into the same queue; nothing is timed per
- * chunk, so a chunk costs a queue take and a clock read.
+ * Decorates `client` with an idle timeout. A call costs two fibers, whatever its length: one runs
+ * the call below (so the consumer can be told of a stall while the call is still waiting on the
+ * network), handing its chunks (network reads) over in a small buffer that it waits on only when
+ * four are unread; one is the timer. The idle clock runs while the consumer waits for the next
+ * chunk, from the moment it starts waiting after the last item. The timer sleeps to the next
+ * deadline of the current wait and puts the warning, then the failure, in the buffer: nothing is
+ * timed per chunk, so a chunk costs a clock read and, when the consumer is waiting, one wake-up.
+ * The failure (and its message) is built only when it fires.
  *
  * @category Constructors
  */
@@ -48,45 +49,89 @@ export const make = (client: ModelClient["Type"], timeout: Duration.DurationInpu
   return ModelClient.of({
     stream: (request) =>
       Stream.unwrapScoped(Effect.gen(function*() {
-        // Closing this stream's scope interrupts the call's fiber (which aborts the request) and the timer.
-        const queue = yield* Effect.acquireRelease(Queue.bounded<Take.Take<Item, ModelError>>(4), Queue.shutdown)
-        yield* Effect.forkScoped(Stream.runIntoQueue(client.stream(request), queue))
+        const clock = yield* Effect.clock
+        /** Chunks not yet taken; the warning, when it fires, among them. */
+        const buffer: Array<Chunk.Chunk<Item>> = []
+        /** How the call ended, once it has (taken after the buffer). */
+        let outcome: Cause.Cause<Option.Option<ModelError>> | undefined
+        /** The consumer, while it waits for the next item. */
+        let waiting: (() => void) | undefined
+        /** The producer, while it waits for room in the buffer. */
+        let full: (() => void) | undefined
         /** When the consumer started waiting for the next item (`undefined` while it is not waiting). */
         let idleSince: number | undefined
         let warned = false
-        const stalled = Take.of<Item>(ModelNotice.streamStalled({ idleMs: warnMs, timeoutMs }))
-        const idle = Take.fail<ModelError>(
-          new StreamIdle({ message: `Stream idle timeout: no data for ${timeoutMs} ms`, idleMs: timeoutMs })
+        const stalled = Chunk.of<Item>(ModelNotice.streamStalled({ idleMs: warnMs, timeoutMs }))
+        const wake = () => {
+          const resume = waiting
+          waiting = undefined
+          resume?.()
+        }
+        const put = (chunk: Chunk.Chunk<Item>) => {
+          buffer.push(chunk)
+          wake()
+        }
+        const end = (cause: Cause.Cause<Option.Option<ModelError>>) => {
+          if (outcome === undefined) outcome = cause
+          wake()
+        }
+        // The call below, pulled in its own fiber; closing this stream's scope interrupts the fiber, then
+        // closes the call (which aborts the request).
+        const below = yield* Stream.toPull(client.stream(request))
+        const room = Effect.async<void>((resume) => {
+          full = () => resume(Effect.void)
+        })
+        yield* Effect.forkScoped(
+          Effect.forever(Effect.flatMap(below, (chunk) => {
+            put(chunk)
+            return buffer.length < 4 ? Effect.void : room
+          })).pipe(Effect.catchAllCause((cause) => Effect.sync(() => end(cause))))
         )
         // Sleeps until the next deadline of the current wait; a wait that ended meanwhile just means
         // another nap. At most one wake-up per `warnMs` while the stream flows.
-        const watch: Effect.Effect<void> = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const watch: Effect.Effect<void> = Effect.suspend(() => {
+          const now = clock.unsafeCurrentTimeMillis()
           if (idleSince === undefined) return Effect.zipRight(Effect.sleep(Duration.millis(warnMs)), watch)
           const idleMs = now - idleSince
           if (!warned && idleMs >= warnMs) {
             warned = true
-            return Effect.zipRight(Queue.offer(queue, stalled), watch)
+            put(stalled)
+            return watch
           }
-          if (idleMs >= timeoutMs) return Queue.offer(queue, idle)
+          if (idleMs >= timeoutMs) {
+            end(Cause.fail(Option.some(new StreamIdle({ message: `Stream idle timeout: no data for ${timeoutMs} ms`, idleMs: timeoutMs }))))
+            return Effect.void
+          }
           return Effect.zipRight(Effect.sleep(Duration.millis((warned ? timeoutMs : warnMs) - idleMs)), watch)
         })
         yield* Effect.forkScoped(watch)
-        const received = (take: Take.Take<Item, ModelError>) => {
-          // The warning is ours, not the call's: the wait for the next item goes on.
-          if (take !== stalled) {
-            idleSince = undefined
-            warned = false
+        /** The next item, or how the call ended; `undefined` when there is nothing yet. */
+        const take = (): Effect.Effect<Chunk.Chunk<Item>, Option.Option<ModelError>> | undefined => {
+          const chunk = buffer.shift()
+          if (chunk !== undefined) {
+            // The warning is ours, not the call's: the wait for the next item goes on.
+            if (chunk !== stalled) {
+              idleSince = undefined
+              warned = false
+            }
+            const resume = full
+            full = undefined
+            resume?.()
+            return Effect.succeed(chunk)
           }
-          return Take.done(take)
+          return outcome === undefined ? undefined : Effect.failCause(outcome)
         }
-        const pull: Effect.Effect<Chunk.Chunk<Item>, Option.Option<ModelError>> = Effect.suspend(() =>
-          idleSince !== undefined
-            ? Effect.flatMap(Queue.take(queue), received)
-            : Effect.flatMap(Clock.currentTimeMillis, (now) => {
-              idleSince = now
-              return Effect.flatMap(Queue.take(queue), received)
+        const pull: Effect.Effect<Chunk.Chunk<Item>, Option.Option<ModelError>> = Effect.suspend(() => {
+          const next = take()
+          if (next !== undefined) return next
+          if (idleSince === undefined) idleSince = clock.unsafeCurrentTimeMillis()
+          return Effect.async<Chunk.Chunk<Item>, Option.Option<ModelError>>((resume) => {
+            waiting = () => resume(pull)
+            return Effect.sync(() => {
+              waiting = undefined
             })
-        )
+          })
+        })
         return Stream.repeatEffectChunkOption(pull)
       }))
   })

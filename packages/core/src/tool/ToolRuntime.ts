@@ -76,7 +76,12 @@ export const maxConcurrencyConfig: Config.Config<number> = Config.integer("KEEL_
   Config.withDefault(10)
 )
 
-/** An `is_error` result, wrapped as Claude Code wraps them so models read it as a tool error. @category Constructors */
+/**
+ * An `is_error` result, wrapped as Claude Code wraps them so models read it as a tool error. Built
+ * unchecked: every field is a string the kernel made (a Schema check here cost more than the call).
+ *
+ * @category Constructors
+ */
 export const errorResult = (toolUseId: string, message: string): ToolResultBlock =>
   new ToolResultBlock({
     tool_use_id: toolUseId,
@@ -84,7 +89,7 @@ export const errorResult = (toolUseId: string, message: string): ToolResultBlock
     is_error: true,
     // Hosts get the message as Claude Code gives it: `Error: ...`.
     toolUseResult: message.startsWith("Error: ") ? message : `Error: ${message}`
-  })
+  }, true)
 
 /** The result given to a call cancelled because a sibling call failed (Claude Code's wording). @category Constructors */
 export const cancelledResult = (toolUseId: string, failed: string): ToolResultBlock =>
@@ -94,6 +99,7 @@ export const cancelledResult = (toolUseId: string, failed: string): ToolResultBl
 export const interruptedResult = (toolUseId: string): ToolResultBlock =>
   errorResult(toolUseId, "Interrupted by user")
 
+/** A call's result: checked only when the tool gave content blocks (a string needs no check). */
 const successResult = (tool: Any, toolUseId: string, result: CallResult): ToolResultBlock => {
   const output = outputOf(result)
   const structured = structuredOf(result)
@@ -101,7 +107,7 @@ const successResult = (tool: Any, toolUseId: string, result: CallResult): ToolRe
     tool_use_id: toolUseId,
     content: output.length === 0 ? `(${tool.name} completed with no output)` : output,
     ...(structured === undefined ? {} : { toolUseResult: structured })
-  })
+  }, typeof output === "string")
 }
 
 interface Planned {

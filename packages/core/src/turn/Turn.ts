@@ -178,9 +178,9 @@ export const append = (turn: Turn, message: Message): Effect.Effect<void> =>
 export const recordApiTime = (turn: Turn, startedAt: number): Effect.Effect<void> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => Ref.update(turn.session.apiDurationMs, (d) => d + now - startedAt))
 
-/** The answer to every call of `uses`: its own result if it finished, else `missing`'s. @category Steps */
+/** The answer to every call of `uses`: its own result if it finished, else `missing`'s; its blocks are checked already. @category Steps */
 export const answerAll = (
   uses: ReadonlyArray<{ readonly id: string }>,
   finished: ReadonlyMap<string, ToolResultBlock>,
   missing: (id: string) => ToolResultBlock
-): UserMessage => new UserMessage({ content: uses.map((u) => finished.get(u.id) ?? missing(u.id)) })
+): UserMessage => new UserMessage({ content: uses.map((u) => finished.get(u.id) ?? missing(u.id)) }, true)

@@ -46,7 +46,8 @@ const withMemory = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, results: User
       history: Ref.get(turn.session.messages)
     })
     if (memory.length === 0 || typeof results.content === "string") return results
-    return new UserMessage({ content: [...results.content, ...memory] })
+    // Blocks the kernel built already: no Schema check again.
+    return new UserMessage({ content: [...results.content, ...memory] }, true)
   })
 
 /** The calls of `uses` run (most started while the answer streamed): progress and reports, then their results. */
