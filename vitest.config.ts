@@ -19,7 +19,10 @@ export default defineConfig({
     testTimeout: 30_000,
     // 3 workers on 2 cores: the end-to-end files mostly wait on the keel processes they spawn.
     maxWorkers: 3,
-    minWorkers: 1,
+    // As many workers kept as started: with shared workers, tinypool ends a worker that goes idle
+    // while more than minWorkers remain, and that end can race the pool's own ending of it (an
+    // unhandled "Terminating worker thread" that made vitest exit 1 before its summary).
+    minWorkers: 3,
     // Workers run file after file: Effect, the SDK and TypeScript load once per worker instead of
     // once per file (a fresh process per file spent ~540 s of the suite's ~1,800 worker-seconds
     // importing). The setup file gives each file fresh copies of the repository's own modules.
