@@ -158,8 +158,12 @@ const assertSharedPrefix = (previous: FakeAnthropic.RecordedRequest, summary: Fa
 }
 
 /** `type/subtype` of each stream-json message (`system/status:compacting` for statuses). */
+/**
+ * The kinds of messages, in order, without `tool_progress` (sent while a tool runs past the progress
+ * interval: whether a Read gets one depends on the machine's load).
+ */
 const kinds = (messages: ReadonlyArray<any>): Array<string> =>
-  messages.map((m) =>
+  messages.filter((m) => m.type !== "tool_progress").map((m) =>
     m.subtype === "status" ? `system/status:${m.status}` : m.subtype !== undefined ? `${m.type}/${m.subtype}` : m.type
   )
 
