@@ -429,6 +429,34 @@ describe("Message", () => {
       }),
       { numRuns: 300 }
     )
+    // Blocks made by their constructors without validation (as the accumulator makes an answer's)
+    // hold `type` last, a mark may hold `ttl` first: the copy follows the Schema's order all the same.
+    const unchecked = { disableValidation: true }
+    const made = new Message.UserMessage({
+      content: [
+        new Message.ToolResultBlock({
+          toolUseResult: { x: 1 },
+          content: [new Message.TextBlock({ cache_control: { ttl: "1h", type: "ephemeral" }, text: "r" }, unchecked)],
+          tool_use_id: "t",
+          is_error: false
+        }, unchecked),
+        new Message.TextBlock({ text: "q", cache_control: { ttl: "5m", type: "ephemeral" } })
+      ]
+    })
+    const answer = new Message.AssistantMessage({
+      content: [
+        new Message.ThinkingBlock({ signature: "s", thinking: "t" }, unchecked),
+        new Message.ToolUseBlock({ id: "toolu_1", name: "Read", input: { a: 1 } }, unchecked),
+        new Message.RedactedThinkingBlock({ data: "d" })
+      ]
+    })
+    for (const m of [made, answer]) {
+      assert.strictEqual(JSON.stringify(Message.toParam(m).content), JSON.stringify(bySchema(m)))
+    }
+    assert.strictEqual(
+      JSON.stringify((Message.toParam(answer).content as Array<unknown>)[1]),
+      `{"type":"tool_use","id":"toolu_1","name":"Read","input":{"a":1}}`
+    )
     // A cache mark with a field of its own is left to the Schema, which drops it.
     const marked = new Message.UserMessage({
       content: [

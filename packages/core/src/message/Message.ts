@@ -246,29 +246,50 @@ const plainMark = (block: object): boolean => {
   return mark == null || Object.keys(mark).every((k) => k === "type" || k === "ttl")
 }
 
+const markKeys = Object.keys(CacheControl.fields)
+
+/**
+ * `source`'s own fields named in `keys`, in that order (the Schema's order: a block built by its
+ * constructor holds its `type` last), a cache mark copied the same way.
+ */
+const copyFields = (source: object, keys: ReadonlyArray<string>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const key of keys) {
+    if (!Object.hasOwn(source, key)) continue
+    const value = (source as Record<string, unknown>)[key]
+    out[key] = key === "cache_control" && value != null ? copyFields(value, markKeys) : value
+  }
+  return out
+}
+
+const keysOf = new Map<Function, ReadonlyArray<string>>([
+  [TextBlock, Object.keys(TextBlock.fields)],
+  [ToolUseBlock, Object.keys(ToolUseBlock.fields)],
+  [ThinkingBlock, Object.keys(ThinkingBlock.fields)],
+  [RedactedThinkingBlock, Object.keys(RedactedThinkingBlock.fields)],
+  // Without what is for hosts only.
+  [ToolResultBlock, Object.keys(ToolResultBlock.fields).filter((k) => k !== "toolUseResult")]
+])
+
 /**
  * A block's wire form without the Schema, for the classes whose fields are already their wire form
  * (text, tool_use, thinking, redacted thinking, a tool_result of a string or text blocks): their
- * instances were validated when made, so the encoding is a copy of their own fields, in the same
- * order as the Schema's. `undefined` for any other block (the Schema encodes those).
+ * instances were validated when made, so the encoding is a copy of their fields, in the Schema's
+ * order. `undefined` for any other block (the Schema encodes those).
  */
 const plainBlock = (block: ContentBlock): Record<string, unknown> | undefined => {
-  if (!plainMark(block)) return undefined
-  if (block instanceof TextBlock || block instanceof ToolUseBlock || block instanceof ThinkingBlock || block instanceof RedactedThinkingBlock) {
-    return { ...block }
-  }
-  if (block instanceof ToolResultBlock) {
-    const { toolUseResult: _, ...rest } = block
-    const content = rest.content
-    if (content === undefined || typeof content === "string") return rest
+  const keys = keysOf.get(block.constructor)
+  if (keys === undefined || !plainMark(block)) return undefined
+  const out = copyFields(block, keys)
+  if (block instanceof ToolResultBlock && typeof block.content === "object") {
     const texts: Array<Record<string, unknown>> = []
-    for (const c of content) {
+    for (const c of block.content) {
       if (!(c instanceof TextBlock) || !plainMark(c)) return undefined
-      texts.push({ ...c })
+      texts.push(copyFields(c, keysOf.get(TextBlock)!))
     }
-    return { ...rest, content: texts }
+    out.content = texts
   }
-  return undefined
+  return out
 }
 
 /** Blocks in their wire form: copied when every one has a plain form, else encoded by the Schema. */
