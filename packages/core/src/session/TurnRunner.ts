@@ -110,7 +110,8 @@ const withContext = (message: UserMessage, context: ReadonlyArray<string>): User
   const content = typeof message.content === "string"
     ? [new TextBlock({ text: message.content }, unchecked)]
     : message.content
-  return new UserMessage({ ...message, content: [...content, new TextBlock({ text: texts.join("\n") }, unchecked)] }, unchecked)
+  const added = new TextBlock({ text: texts.join("\n") }, unchecked)
+  return new UserMessage({ ...message, content: [...content, added] }, unchecked)
 }
 
 /** A prompt a UserPromptSubmit hook blocked: the reason for the user and an error result; nothing reaches the model. */
