@@ -137,6 +137,28 @@ describe("PromptCaching.mark", () => {
     assert.strictEqual(a.messages[0], b.messages[0])
   })
 
+  it("the marked copies are not validated again: marking does not walk a tool result's content", () => {
+    // A tool result whose content counts the reads of its elements (validation walks them all).
+    let reads = 0
+    const items = [new Message.TextBlock({ text: "line 1" }), new Message.TextBlock({ text: "line 2" })]
+    const counting = new Proxy(items, {
+      get: (target, key, receiver) => {
+        if (typeof key === "string" && /^\d+$/.test(key)) reads++
+        return Reflect.get(target, key, receiver)
+      }
+    })
+    const result = new Message.ToolResultBlock({ tool_use_id: "t1", content: counting, toolUseResult: { n: 2 } }, true)
+    const tail = new Message.UserMessage({ content: [result] }, true)
+    const marked = PromptCaching.mark({ ...request, messages: [...request.messages.slice(0, 2), tail] })
+    assert.strictEqual(reads, 0)
+    const copy = (marked.messages.at(-1) as Message.UserMessage).content[0] as Message.ToolResultBlock
+    assert.instanceOf(copy, Message.ToolResultBlock)
+    assert.deepStrictEqual(copy.cache_control, EPHEMERAL)
+    assert.strictEqual(copy.content, counting)
+    assert.deepStrictEqual(copy.toolUseResult, { n: 2 })
+    assert.strictEqual(result.cache_control, undefined)
+  })
+
   it("options: a 1-hour TTL, and each breakpoint can be turned off", () => {
     const hour = PromptCaching.mark(request, { ttl: "1h" })
     assert.deepStrictEqual(hour.tools![1]!.cache_control, { type: "ephemeral", ttl: "1h" })

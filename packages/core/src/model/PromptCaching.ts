@@ -94,13 +94,20 @@ const countMarks = (message: Message): number => {
   return n
 }
 
+/**
+ * The copies below are made from messages and blocks that are already instances (validated when
+ * made) plus a constant `cache_control`: they are built without validating them again, which per
+ * request would cost more than the rest of the marking (a tool result's content is walked whole).
+ */
+const unchecked = { disableValidation: true } as const
+
 /** A message with string content as the one text block it stands for (cached per message). */
 const asBlocks = new WeakMap<Message, Message>()
 const expand = (message: Message): Message => {
   if (typeof message.content !== "string" || message.content.length === 0) return message
   let out = asBlocks.get(message)
   if (out === undefined) {
-    out = new UserMessage({ content: [new TextBlock({ text: message.content })] })
+    out = new UserMessage({ content: [new TextBlock({ text: message.content }, unchecked)] }, unchecked)
     asBlocks.set(message, out)
   }
   return out
@@ -108,8 +115,8 @@ const expand = (message: Message): Message => {
 
 /** A copy of `block` with `cache_control` set. */
 const markBlock = (block: Markable, mark: CacheControl): Markable => {
-  const Block = block.constructor as new(fields: object) => Markable
-  return new Block({ ...block, cache_control: mark })
+  const Block = block.constructor as new(fields: object, options: typeof unchecked) => Markable
+  return new Block({ ...block, cache_control: mark }, unchecked)
 }
 
 /** The tail breakpoint's copy of a message, per message and mark (so a retried request is the same object). */
@@ -124,8 +131,8 @@ const markTail = (message: Message, mark: CacheControl): Message | undefined => 
   while (index >= 0 && !isMarkable(blocks[index]!)) index--
   if (index < 0) return undefined
   const content = blocks.map((b, i) => (i === index ? markBlock(b as Markable, mark) : b))
-  const Msg = message.constructor as new(fields: object) => Message
-  const marked = new Msg({ ...message, content })
+  const Msg = message.constructor as new(fields: object, options: typeof unchecked) => Message
+  const marked = new Msg({ ...message, content }, unchecked)
   const perMark = markedTails.get(message) ?? new Map<string, Message>()
   perMark.set(key, marked)
   markedTails.set(message, perMark)

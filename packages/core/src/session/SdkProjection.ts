@@ -237,7 +237,8 @@ export const toolResults = (message: UserMessage, stamp: Stamp): Array<SdkMessag
     block.toolUseResult === undefined ? projected : { ...projected, tool_use_result: block.toolUseResult }
   if (results.length === 1) return [withResult(user(message, stamp), results[0]!)]
   if (results.length === 0 || results.length !== message.content.length) return [user(message, stamp)]
-  return results.map((block) => withResult(user(new UserMessage({ content: [block] }), stamp), block))
+  // each block is already an instance (validated when made): its one-block message is not validated again
+  return results.map((block) => withResult(user(new UserMessage({ content: [block] }, true), stamp), block))
 }
 
 /** A nested call's messages: a subagent's prompt, answers, tool results and progress (nothing else of its turn). */

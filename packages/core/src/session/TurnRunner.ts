@@ -97,12 +97,21 @@ const sourceOf = (engine: Engine): "startup" | "resume" | "fork" =>
     ? "fork"
     : "resume"
 
+/**
+ * Messages the kernel makes from what it already holds (a validated message, strings, a constant
+ * note) are built without validating them again.
+ */
+const unchecked = { disableValidation: true } as const
+
 /** `message` with the hooks' context for the model (empty pieces left out) after its content. */
 const withContext = (message: UserMessage, context: ReadonlyArray<string>): UserMessage => {
   const texts = context.filter((text) => text !== "")
   if (texts.length === 0) return message
-  const content = typeof message.content === "string" ? [new TextBlock({ text: message.content })] : message.content
-  return new UserMessage({ ...message, content: [...content, new TextBlock({ text: texts.join("\n") })] })
+  const content = typeof message.content === "string"
+    ? [new TextBlock({ text: message.content }, unchecked)]
+    : message.content
+  const added = new TextBlock({ text: texts.join("\n") }, unchecked)
+  return new UserMessage({ ...message, content: [...content, added] }, unchecked)
 }
 
 /** A prompt a UserPromptSubmit hook blocked: the reason for the user and an error result; nothing reaches the model. */
@@ -271,7 +280,7 @@ export const run = (
         // A turn stopped mid-answer tells the model so in the conversation (as Claude Code does): the
         // cut answer is dropped, and the next request carries the prompt and this note.
         if (complete?.reason === "aborted_streaming") {
-          const note = new UserMessage({ content: [new TextBlock({ text: INTERRUPTED_NOTE })] })
+          const note = new UserMessage({ content: [new TextBlock({ text: INTERRUPTED_NOTE }, unchecked)] }, unchecked)
           yield* Ref.update(state.messages, (ms) => [...ms, note])
           out.push(SdkProjection.user(note, stamp))
           final = true
