@@ -16,6 +16,7 @@ import * as Stream from "effect/Stream"
 import { type Item, isEvent } from "../model/ModelClient.js"
 import type { ModelError } from "../model/ModelError.js"
 import * as ModelNotice from "../model/ModelNotice.js"
+import * as CheapStream from "./cheapStream.js"
 
 const isRetraction = (item: Item): boolean => item.type === "notice" && item._tag === "Retracted"
 
@@ -70,17 +71,17 @@ export const run = (
         }
         return chunk
       })
-      const finished = Stream.execute(Effect.sync(() => {
+      const finished = CheapStream.execute(Effect.sync(() => {
         done = true
       }))
       return Stream.concat(watched, finished).pipe(
         Stream.catchAll((error) =>
-          Stream.unwrap(Effect.map(onFailure(error, current), (next): Stream.Stream<Item, ModelError> => {
+          CheapStream.unwrap(Effect.map(onFailure(error, current), (next): Stream.Stream<Item, ModelError> => {
             if (next._tag === "GiveUp") {
               done = true
               return Stream.fail(next.error)
             }
-            return partial ? Stream.concat(Stream.make(ModelNotice.retracted({ reason, messageId })), next.before) : next.before
+            return partial ? Stream.concat(CheapStream.of(ModelNotice.retracted({ reason, messageId })), next.before) : next.before
           }))
         )
       )

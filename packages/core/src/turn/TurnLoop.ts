@@ -20,6 +20,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as CheapStream from "../internal/cheapStream.js"
 import { Compactor } from "../context/Compactor.js"
 import { Hooks } from "../hook/Hooks.js"
 import { Ids } from "../ids/Ids.js"
@@ -117,8 +118,8 @@ export const stream = (options: Options): Effect.Effect<Stream.Stream<TurnEvent>
       const results: ReadonlyArray<TurnEvent> = message === undefined ? [] : [{ _tag: "ToolResults", message }]
       return [...results, ...(yield* completion(turn))]
     })
-    const aborted = Stream.unwrap(Effect.map(Ref.get(turn.loop), (state) =>
-      state.stop !== undefined ? Stream.empty : Stream.fromIterableEffect(interrupted)
+    const aborted = CheapStream.unwrap(Effect.map(Ref.get(turn.loop), (state) =>
+      state.stop !== undefined ? Stream.empty : CheapStream.fromArrayEffect(interrupted)
     ))
     return Stream.concat(loop, aborted)
   })
@@ -129,4 +130,4 @@ export const stream = (options: Options): Effect.Effect<Stream.Stream<TurnEvent>
  * @category Constructors
  */
 export const run = (options: Options): Stream.Stream<TurnEvent, never, Requirements> =>
-  Stream.unwrapScoped(stream(options))
+  CheapStream.unwrapScoped(stream(options))
