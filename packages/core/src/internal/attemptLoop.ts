@@ -4,14 +4,13 @@
  * next attempt (notices, a wait). An attempt that had already emitted part of an answer is retracted
  * first, so the consumer can drop that partial output and no text appears twice.
  *
- * Attempts are produced by `Stream.repeatEffectOption` and flattened: the pipeline does not deepen
+ * Attempts are produced one after the other (`CheapStream.repeat`): the pipeline does not deepen
  * with the number of attempts, however many an unattended run makes.
  *
  * @internal
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { type Item, isEvent } from "../model/ModelClient.js"
 import type { ModelError } from "../model/ModelError.js"
@@ -86,7 +85,5 @@ export const run = (
         )
       )
     })
-    return Stream.repeatEffectOption(
-      Effect.suspend(() => (done ? Effect.fail(Option.none()) : Effect.succeed(one)))
-    ).pipe(Stream.flatten())
+    return CheapStream.repeat(Effect.sync(() => (done ? undefined : one)))
   })
