@@ -47,7 +47,10 @@ describe("CheapStream", () => {
     Effect.gen(function*() {
       const closed = yield* Ref.make(0)
       const stream = CheapStream.unwrapScoped(
-        Effect.zipRight(Effect.addFinalizer(() => Ref.update(closed, (n) => n + 1)), Effect.fail("setup"))
+        Effect.zipRight(
+          Effect.addFinalizer(() => Ref.update(closed, (n) => n + 1)),
+          Effect.fail("setup") as Effect.Effect<Stream.Stream<number>, string>
+        )
       )
       assert.deepStrictEqual(yield* Effect.exit(Stream.runDrain(stream)), Exit.fail("setup"))
       assert.strictEqual(yield* Ref.get(closed), 1)
