@@ -4,18 +4,18 @@
  * next attempt (notices, a wait). An attempt that had already emitted part of an answer is retracted
  * first, so the consumer can drop that partial output and no text appears twice.
  *
- * Attempts are produced by `Stream.repeatEffectOption` and flattened: the pipeline does not deepen
+ * Attempts are produced one after the other (`CheapStream.repeat`): the pipeline does not deepen
  * with the number of attempts, however many an unattended run makes.
  *
  * @internal
  */
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { type Item, isEvent } from "../model/ModelClient.js"
 import type { ModelError } from "../model/ModelError.js"
 import * as ModelNotice from "../model/ModelNotice.js"
+import * as CheapStream from "./cheapStream.js"
 
 const isRetraction = (item: Item): boolean => item.type === "notice" && item._tag === "Retracted"
 
@@ -70,22 +70,20 @@ export const run = (
         }
         return chunk
       })
-      const finished = Stream.execute(Effect.sync(() => {
+      const finished = CheapStream.execute(Effect.sync(() => {
         done = true
       }))
       return Stream.concat(watched, finished).pipe(
         Stream.catchAll((error) =>
-          Stream.unwrap(Effect.map(onFailure(error, current), (next): Stream.Stream<Item, ModelError> => {
+          CheapStream.unwrap(Effect.map(onFailure(error, current), (next): Stream.Stream<Item, ModelError> => {
             if (next._tag === "GiveUp") {
               done = true
               return Stream.fail(next.error)
             }
-            return partial ? Stream.concat(Stream.make(ModelNotice.retracted({ reason, messageId })), next.before) : next.before
+            return partial ? Stream.concat(CheapStream.of(ModelNotice.retracted({ reason, messageId })), next.before) : next.before
           }))
         )
       )
     })
-    return Stream.repeatEffectOption(
-      Effect.suspend(() => (done ? Effect.fail(Option.none()) : Effect.succeed(one)))
-    ).pipe(Stream.flatten())
+    return CheapStream.repeat(Effect.sync(() => (done ? undefined : one)))
   })

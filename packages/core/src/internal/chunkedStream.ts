@@ -16,6 +16,7 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as CheapStream from "./cheapStream.js"
 
 /** What the producer is given. @internal */
 export interface Sink<A, E> {
@@ -38,7 +39,7 @@ export const make = <A, E>(
   start: (sink: Sink<A, E>) => () => void,
   highWaterMark = 2048
 ): Stream.Stream<A, E> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
+  CheapStream.unwrapScoped(Effect.gen(function*() {
     let buffer: Array<A> = []
     let outcome: { readonly error: E } | "end" | undefined
     let waiting: (() => void) | undefined

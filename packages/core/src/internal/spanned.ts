@@ -10,6 +10,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import * as CheapStream from "./cheapStream.js"
 import type * as Tracer from "effect/Tracer"
 
 /** Options of {@link spanned}. @internal */
@@ -32,7 +33,7 @@ export const spanned = <A, E, R>(
   options: Options,
   f: (span: Tracer.Span) => Stream.Stream<A, E, R>
 ): Stream.Stream<A, E, R> =>
-  Stream.unwrap(Effect.map(
+  CheapStream.unwrap(Effect.map(
     Effect.makeSpan(name, {
       captureStackTrace: false,
       ...(options.parent !== undefined ? { parent: options.parent } : {}),

@@ -18,8 +18,8 @@
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Stream from "effect/Stream"
 import * as AttemptLoop from "../internal/attemptLoop.js"
+import * as CheapStream from "../internal/cheapStream.js"
 import { decorateClient } from "../internal/decorate.js"
 import { ModelClient } from "../model/ModelClient.js"
 import * as ModelNotice from "../model/ModelNotice.js"
@@ -68,7 +68,7 @@ export const make = (client: ModelClient["Type"], options: Options): ModelClient
               Effect.logDebug("switching to the fallback model after repeated overloads").pipe(
                 Effect.annotateLogs({ from: chain[n - 1]!, to: chain[n]! })
               ),
-              AttemptLoop.again(Stream.make(ModelNotice.modelSwitched({ from: chain[n - 1]!, to: chain[n]!, error })))
+              AttemptLoop.again(CheapStream.of(ModelNotice.modelSwitched({ from: chain[n - 1]!, to: chain[n]!, error })))
             )
             : Effect.succeed(AttemptLoop.giveUp(error)),
         "fallback"

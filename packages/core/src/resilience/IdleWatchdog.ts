@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as CheapStream from "../internal/cheapStream.js"
 import { decorateClient } from "../internal/decorate.js"
 import { type Item, ModelClient } from "../model/ModelClient.js"
 import { type ModelError, StreamIdle } from "../model/ModelError.js"
@@ -48,7 +49,7 @@ export const make = (client: ModelClient["Type"], timeout: Duration.DurationInpu
   const warnMs = Math.floor(timeoutMs / 2)
   return ModelClient.of({
     stream: (request) =>
-      Stream.unwrapScoped(Effect.gen(function*() {
+      CheapStream.unwrapScoped(Effect.gen(function*() {
         const clock = yield* Effect.clock
         /** Chunks not yet taken; the warning, when it fires, among them. */
         const buffer: Array<Chunk.Chunk<Item>> = []

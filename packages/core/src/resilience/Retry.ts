@@ -22,6 +22,7 @@ import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Stream from "effect/Stream"
 import * as AttemptLoop from "../internal/attemptLoop.js"
+import * as CheapStream from "../internal/cheapStream.js"
 import { decorate } from "../internal/decorate.js"
 import { spanned } from "../internal/spanned.js"
 import * as Credentials from "../model/Credentials.js"
@@ -124,7 +125,7 @@ export const make = (
               Effect.annotateLogs({ attempt: retries, delayMs, error: describe(error) })
             ),
             AttemptLoop.again(
-              delayMs === 0 ? Stream.make(notice) : Stream.concat(Stream.make(notice), wait(delayMs, heartbeatMs, retries, error))
+              delayMs === 0 ? CheapStream.of(notice) : Stream.concat(CheapStream.of(notice), wait(delayMs, heartbeatMs, retries, error))
             )
           )
         }

@@ -11,6 +11,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
+import * as CheapStream from "../internal/cheapStream.js"
 
 /**
  * `stream`, ended early when `interrupt` completes: like `Stream.interruptWhen`, but without a race
@@ -28,7 +29,7 @@ import * as Stream from "effect/Stream"
  * @internal
  */
 export const stopWhen = (interrupt: Effect.Effect<void>) => <A>(stream: Stream.Stream<A>): Stream.Stream<A> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
+  CheapStream.unwrapScoped(Effect.gen(function*() {
     const pull = yield* Stream.toPull(stream)
     /** The consumer has asked for a chunk the producer has not started to pull. */
     let asked = false

@@ -7,7 +7,7 @@
  * interrupted; whichever way it stops, every `tool_use` in the conversation has its `tool_result`.
  *
  * The control state is one `LoopState` in a `Ref`, changed only by its transitions and by the
- * decisions. Iterations are produced by `Stream.repeatEffectOption` and flattened, so the pipeline
+ * decisions. Iterations are produced one after the other (`CheapStream.repeat`), so the pipeline
  * does not deepen with the number of iterations: per-event cost is the same on the 1st and the
  * 100th. The turn is a `keel.turn` span, each iteration a `keel.iteration` span, each made with its
  * parent named: none is provided to a whole stream, which would cost every effect of it a provide.
@@ -16,10 +16,10 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as CheapStream from "../internal/cheapStream.js"
 import { Compactor } from "../context/Compactor.js"
 import { Hooks } from "../hook/Hooks.js"
 import { Ids } from "../ids/Ids.js"
@@ -101,9 +101,9 @@ export const stream = (options: Options): Effect.Effect<Stream.Stream<TurnEvent>
   Effect.gen(function*() {
     const turn = yield* make(options)
     const repaired = yield* Ref.make<UserMessage | undefined>(undefined)
-    const iterations = Stream.repeatEffectOption(
-      Effect.flatMap(Ref.get(turn.loop), (state) => state.stop === undefined ? Effect.succeed(iterate(turn)) : Effect.fail(Option.none()))
-    ).pipe(Stream.flatten())
+    const iterations = CheapStream.repeat(
+      Effect.map(Ref.get(turn.loop), (state) => state.stop === undefined ? iterate(turn) : undefined)
+    )
     const pending = options.pendingTools
     const loop = (pending === undefined || pending.length === 0 ? iterations : Stream.concat(resumeTools(turn, pending), iterations)).pipe(
       options.interrupt !== undefined ? stopWhen(options.interrupt) : (s) => s,
@@ -117,8 +117,8 @@ export const stream = (options: Options): Effect.Effect<Stream.Stream<TurnEvent>
       const results: ReadonlyArray<TurnEvent> = message === undefined ? [] : [{ _tag: "ToolResults", message }]
       return [...results, ...(yield* completion(turn))]
     })
-    const aborted = Stream.unwrap(Effect.map(Ref.get(turn.loop), (state) =>
-      state.stop !== undefined ? Stream.empty : Stream.fromIterableEffect(interrupted)
+    const aborted = CheapStream.unwrap(Effect.map(Ref.get(turn.loop), (state) =>
+      state.stop !== undefined ? Stream.empty : CheapStream.fromArrayEffect(interrupted)
     ))
     return Stream.concat(loop, aborted)
   })
@@ -129,4 +129,4 @@ export const stream = (options: Options): Effect.Effect<Stream.Stream<TurnEvent>
  * @category Constructors
  */
 export const run = (options: Options): Stream.Stream<TurnEvent, never, Requirements> =>
-  Stream.unwrapScoped(stream(options))
+  CheapStream.unwrapScoped(stream(options))

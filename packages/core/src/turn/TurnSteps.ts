@@ -16,6 +16,7 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
+import * as CheapStream from "../internal/cheapStream.js"
 import { type AssistantMessage, type Message, type ToolUseBlock, UserMessage } from "../message/Message.js"
 import { Hooks } from "../hook/Hooks.js"
 import * as SessionHooks from "../hook/SessionHooks.js"
@@ -67,7 +68,7 @@ const runTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, executor: ToolR
           return Option.some(TurnEvent.ToolReported({ toolUseId: event.toolUseId, event: event.event }))
       }
     })),
-    Stream.fromIterableEffect(Effect.gen(function*() {
+    CheapStream.fromArrayEffect(Effect.gen(function*() {
       const message = yield* withMemory(turn, uses, answerAll(uses, executor.finished, ToolRuntime.interruptedResult))
       yield* append(turn, message)
       yield* Ref.update(turn.loop, LoopState.toolsAnswered)
@@ -156,7 +157,7 @@ const stopped = (turn: Turn, message: AssistantMessage): Effect.Effect<ReadonlyA
  * calls' events, or the events the decided step ends the iteration with).
  */
 const answered = (turn: Turn, call: ModelCall.ModelCall, startedAt: number, executor: ToolRuntime.Executor) =>
-  Stream.unwrap(Effect.gen(function*() {
+  CheapStream.unwrap(Effect.gen(function*() {
     yield* recordApiTime(turn, startedAt)
     const { model, result } = call.answer()
     const message = result.message
@@ -168,10 +169,10 @@ const answered = (turn: Turn, call: ModelCall.ModelCall, startedAt: number, exec
     const next = yield* decide(turn, Decide.Outcome.Answered({ message, model, spent: yield* turn.spent }))
     const assistant = TurnEvent.Assistant({ message })
     if (next._tag === "RunTools") {
-      return Stream.concat(Stream.make(assistant), yield* startTools(turn, message, executor, call, result))
+      return Stream.concat(CheapStream.of(assistant), yield* startTools(turn, message, executor, call, result))
     }
     // The other steps end the iteration with a few events: one chunk, no stream of their own.
-    return Stream.fromIterable([assistant, ...(yield* afterAnswer(turn, next, message, executor))])
+    return CheapStream.fromArray([assistant, ...(yield* afterAnswer(turn, next, message, executor))])
   }))
 
 /** PreCompact (`auto`): a compaction the turn starts on its own is about to run. */
@@ -186,8 +187,8 @@ const preCompactAuto = (turn: Turn): Effect.Effect<void> =>
 /** After the API said the prompt is too long: compact hard, then the loop makes the request again. */
 const compactNow = (turn: Turn, error: ModelError): Stream.Stream<TurnEvent> =>
   Stream.concat(
-    Stream.make(TurnEvent.Status({ status: "compacting" })),
-    Stream.fromIterableEffect(Effect.gen(function*() {
+    CheapStream.of(TurnEvent.Status({ status: "compacting" })),
+    CheapStream.fromArrayEffect(Effect.gen(function*() {
       const history = yield* Ref.get(turn.session.messages)
       yield* preCompactAuto(turn)
       const compacted = yield* turn.compactor.reactive(history, stageContext(turn, yield* Ref.get(turn.loop)))
@@ -209,10 +210,10 @@ const compactNow = (turn: Turn, error: ModelError): Stream.Stream<TurnEvent> =>
 
 /** A failed model call: record its time, decide (end the turn, or compact and call again). */
 const failed = (turn: Turn, error: ModelError, model: string, startedAt: number): Stream.Stream<TurnEvent> =>
-  Stream.unwrap(Effect.gen(function*() {
+  CheapStream.unwrap(Effect.gen(function*() {
     yield* recordApiTime(turn, startedAt)
     const next = yield* decide(turn, Decide.Outcome.ModelFailed({ error, model }))
-    return next._tag === "Compact" ? compactNow(turn, error) : Stream.fromIterableEffect(completion(turn))
+    return next._tag === "Compact" ? compactNow(turn, error) : CheapStream.fromArrayEffect(completion(turn))
   }))
 
 /** The request of this iteration, for the prepared conversation. */
@@ -240,7 +241,7 @@ const callModel = (
     const reports = prepared.reports.map((report) => TurnEvent.StageApplied({ report }))
     if (prepared.halt !== undefined) {
       yield* decide(turn, Decide.Outcome.Halted({ message: prepared.halt }))
-      return Stream.fromIterable([...reports, ...(yield* completion(turn))])
+      return CheapStream.fromArray([...reports, ...(yield* completion(turn))])
     }
     const startedAt = yield* Clock.currentTimeMillis
     // Tool calls start as their blocks complete, while the answer still streams; they run in this
@@ -258,7 +259,7 @@ const callModel = (
     const answer = Stream.concat(call.events, answered(turn, call, startedAt, executor)).pipe(
       Stream.catchAll((error) => failed(turn, error, call.model(), startedAt))
     )
-    return reports.length === 0 ? answer : Stream.concat(Stream.fromIterable(reports), answer)
+    return reports.length === 0 ? answer : Stream.concat(CheapStream.fromArray(reports), answer)
   })
 
 /**
@@ -268,7 +269,7 @@ const callModel = (
  * @category Steps
  */
 export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
+  CheapStream.unwrapScoped(Effect.gen(function*() {
     const state = yield* Ref.updateAndGet(turn.loop, LoopState.startIteration)
     const span = yield* Effect.makeSpanScoped("keel.iteration", {
       captureStackTrace: false,
@@ -286,8 +287,8 @@ export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
     if (statuses.length === 0) return yield* callModel(turn, history, state, span, scope)
     // The pipeline runs when the statuses are out: a compaction's status shows before it starts.
     return Stream.concat(
-      Stream.fromIterable(statuses.map((status) => TurnEvent.Status({ status }))),
-      Stream.unwrap(callModel(turn, history, state, span, scope))
+      CheapStream.fromArray(statuses.map((status) => TurnEvent.Status({ status }))),
+      CheapStream.unwrap(callModel(turn, history, state, span, scope))
     )
   }))
 
@@ -299,7 +300,7 @@ export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
  * @category Steps
  */
 export const resumeTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>): Stream.Stream<TurnEvent> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
+  CheapStream.unwrapScoped(Effect.gen(function*() {
     const executor = yield* turn.runtime.start(turn.options.cwd).pipe(
       Effect.withParentSpan(turn.span),
       Effect.provide(turn.services)
