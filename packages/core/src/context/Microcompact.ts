@@ -16,6 +16,12 @@ import { id as stageId, type Stage, type StageContext } from "../turn/Stage.js"
 import * as StageMemory from "../turn/StageMemory.js"
 import * as TokenEstimate from "./TokenEstimate.js"
 
+/**
+ * Copies of messages this stage already holds, with a tool result's content replaced by a string:
+ * made without validating again what was validated when made.
+ */
+const unchecked = { disableValidation: true } as const
+
 /** This stage's identity, for editing a pipeline (`Pipeline.without(Microcompact.id)`). @category Constants */
 export const id = stageId("microcompact")
 
@@ -75,11 +81,11 @@ export const clear = (
       if (b.content === CLEARED) return b
       changed = true
       cleared++
-      return new ToolResultBlock({ ...b, content: CLEARED })
+      return new ToolResultBlock({ ...b, content: CLEARED }, unchecked)
     }).reverse()
     if (!changed) continue
     out ??= [...messages]
-    out[i] = new UserMessage({ content })
+    out[i] = new UserMessage({ content }, unchecked)
   }
   return { messages: out ?? messages, cleared }
 }

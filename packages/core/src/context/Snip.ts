@@ -11,6 +11,12 @@ import { AssistantMessage, type Message, ToolResultBlock, ToolUseBlock, UserMess
 import { id as stageId, type Stage } from "../turn/Stage.js"
 import * as StageMemory from "../turn/StageMemory.js"
 
+/**
+ * Copies of messages this stage already holds, with a tool result's content replaced by a string:
+ * made without validating again what was validated when made.
+ */
+const unchecked = { disableValidation: true } as const
+
 /** This stage's identity, for editing a pipeline (`Pipeline.without(Snip.id)`). @category Constants */
 export const id = stageId("snip")
 
@@ -76,9 +82,9 @@ export const snip = (
     const m = out[r.messageIndex] as UserMessage
     out[r.messageIndex] = new UserMessage({
       content: (m.content as ReadonlyArray<Message["content"][number]>).map((b) =>
-        b instanceof ToolResultBlock && b.tool_use_id === r.toolUseId ? new ToolResultBlock({ ...b, content: STALE }) : b
+        b instanceof ToolResultBlock && b.tool_use_id === r.toolUseId ? new ToolResultBlock({ ...b, content: STALE }, unchecked) : b
       ) as UserMessage["content"]
-    })
+    }, unchecked)
   }
   return { messages: out, snipped: stale.size }
 }
@@ -125,9 +131,9 @@ export const make = (options: Options = {}): Effect.Effect<Stage> =>
             const m = out[messageIndex] as UserMessage
             out[messageIndex] = new UserMessage({
               content: (m.content as ReadonlyArray<Message["content"][number]>).map((b) =>
-                b instanceof ToolResultBlock && b.tool_use_id === toolUseId ? new ToolResultBlock({ ...b, content: STALE }) : b
+                b instanceof ToolResultBlock && b.tool_use_id === toolUseId ? new ToolResultBlock({ ...b, content: STALE }, unchecked) : b
               ) as UserMessage["content"]
-            })
+            }, unchecked)
             snipped++
           }
           for (let i = index.examined; i < messages.length; i++) {

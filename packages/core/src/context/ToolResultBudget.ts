@@ -21,6 +21,12 @@ import { AssistantMessage, type Message, TextBlock, ToolResultBlock, UserMessage
 import { id as stageId, type Stage } from "../turn/Stage.js"
 import * as StageMemory from "../turn/StageMemory.js"
 
+/**
+ * Copies of messages this stage already holds, with a tool result's content replaced by a string:
+ * made without validating again what was validated when made.
+ */
+const unchecked = { disableValidation: true } as const
+
 /** This stage's identity, for editing a pipeline (`Pipeline.without(ToolResultBudget.id)`). @category Constants */
 export const id = stageId("tool-result-budget")
 
@@ -161,11 +167,11 @@ export const make = (options: Options): Effect.Effect<Stage, never, FileSystem.F
               if (!(b instanceof ToolResultBlock)) return b
               const text = newText.get(b.tool_use_id)
               if (text === undefined || textOf(b) === text) return b
-              return new ToolResultBlock({ ...b, content: text })
+              return new ToolResultBlock({ ...b, content: text }, unchecked)
             })
             if (content.every((b, j) => b === (m.content as ReadonlyArray<unknown>)[j])) continue
             out ??= [...messages]
-            out[i] = new UserMessage({ content })
+            out[i] = new UserMessage({ content }, unchecked)
           }
           const result = out ?? messages
           state.examined = result.length
