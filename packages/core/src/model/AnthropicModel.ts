@@ -48,7 +48,16 @@ export interface Options {
    * carries, and thinking overrides (under `thinkingModels`).
    */
   readonly models?: ModelCapabilities.Table | undefined
+  /**
+   * The `fetch` the SDK sends through (an embedder's own: a proxy dispatcher, instrumentation).
+   * Default: a keep-alive `HttpTransport`, or Node's `fetch` when a proxy is configured.
+   */
+  readonly fetch?: typeof globalThis.fetch | undefined
 }
+
+/** The `fetch` for `options`: theirs, or the default transport (see {@link Options.fetch}). */
+const fetchFor = (options: Options): typeof globalThis.fetch | undefined =>
+  options.fetch ?? (HttpTransport.proxyConfigured() ? undefined : HttpTransport.make())
 
 /** Neither `ANTHROPIC_API_KEY` nor `ANTHROPIC_AUTH_TOKEN` is set (see `Credentials`). @category Errors */
 export { MissingCredentials }
@@ -293,15 +302,15 @@ export const fromClient = (
 }
 
 /**
- * The SDK client for `options` and `auth`, with its retries off, over a keep-alive `HttpTransport`
- * (unless a proxy is configured: then over Node's `fetch`, whatever proxy support it has).
+ * The SDK client for `options` and `auth`, with its retries off, over `options.fetch` or a keep-alive
+ * `HttpTransport` (unless a proxy is configured: then over Node's `fetch`, whatever proxy support it has).
  *
  * @category Constructors
  */
 export const makeClient = (
   options: Options,
   auth: Credentials.Auth = options,
-  fetch: typeof globalThis.fetch | undefined = HttpTransport.proxyConfigured() ? undefined : HttpTransport.make()
+  fetch: typeof globalThis.fetch | undefined = fetchFor(options)
 ): Anthropic =>
   new Anthropic({
     ...(fetch !== undefined ? { fetch } : {}),
@@ -327,7 +336,7 @@ export const make = (options: Options): Effect.Effect<ModelClient["Type"], never
     const contact: Contact = { answered: false }
     const table = tablesOf(options)
     // One transport for every client of this layer: a refreshed key keeps the open sockets.
-    const fetch = HttpTransport.proxyConfigured() ? undefined : HttpTransport.make()
+    const fetch = fetchFor(options)
     const clientFor = (auth: Credentials.Auth): Anthropic => {
       if (cached === undefined || !Credentials.equals(cached.auth, auth)) {
         cached = { auth, client: makeClient(options, auth, fetch) }

@@ -213,6 +213,22 @@ describe("HttpTransport", () => {
       )
     }))
 
+  it.scopedLive("an embedder's own fetch (Options.fetch) carries every request instead of the default transport", () =>
+    Effect.gen(function*() {
+      const server = yield* serve((_req, res) => answer(res))
+      const seen: Array<string> = []
+      const own: typeof globalThis.fetch = (input, init) => {
+        seen.push(String(input instanceof Request ? input.url : input))
+        return globalThis.fetch(input, init)
+      }
+      const client = yield* ModelClient.ModelClient.pipe(
+        Effect.provide(AnthropicModel.layer({ apiKey: Redacted.make("k"), baseURL: server.url, fetch: own }))
+      )
+      assert.deepStrictEqual(yield* run(client), Either.right(events))
+      assert.deepStrictEqual(yield* run(client), Either.right(events))
+      assert.deepStrictEqual(seen, [`${server.url}/v1/messages`, `${server.url}/v1/messages`])
+    }))
+
   it("a configured proxy keeps Node's own fetch", () => {
     assert.isTrue(HttpTransport.proxyConfigured({ HTTPS_PROXY: "http://proxy:3128" }))
     assert.isTrue(HttpTransport.proxyConfigured({ http_proxy: "http://proxy:3128" }))
