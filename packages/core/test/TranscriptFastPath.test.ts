@@ -7,7 +7,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Message, TranscriptEntry } from "@keel/core"
 import { Either, Schema } from "effect"
-import { messageEntry } from "../src/session/TranscriptFastPath.js"
+import { entry, messageEntry } from "../src/session/TranscriptFastPath.js"
+import { TokenUsage } from "../src/session/TokenUsage.js"
 
 const envelope = (uuid: string) => ({
   uuid,
@@ -131,5 +132,68 @@ describe("TranscriptFastPath", () => {
     // Both paths were exercised.
     assert.isAbove(accepted, 100)
     assert.isAbove(left, 500)
+  })
+
+  describe("the usage and file_state entries a tool round writes", () => {
+    const rounds: ReadonlyArray<TranscriptEntry.Entry> = [
+      { type: "file_state", ...envelope("f1"), files: { "/w/a.txt": 1767225600000, "/w/b c.txt": 1.5 } },
+      { type: "file_state", ...envelope("f2"), files: {} },
+      {
+        type: "usage",
+        ...envelope("n1"),
+        models: {
+          "claude-sonnet-4-6": new TokenUsage({ inputTokens: 10, outputTokens: 3, requests: 2 }),
+          "claude-haiku-4-5": TokenUsage.make({})
+        }
+      },
+      { type: "usage", ...envelope("n2"), models: {} }
+    ] as any
+    const decodersByType: Record<string, (u: unknown) => Either.Either<TranscriptEntry.Entry, unknown>> = {
+      file_state: Schema.decodeUnknownEither(TranscriptEntry.schemas.file_state),
+      usage: Schema.decodeUnknownEither(TranscriptEntry.schemas.usage),
+      ...decoders
+    }
+
+    it("decodes them as the Schema does, counters the line leaves out defaulting to 0", () => {
+      for (const e of rounds) {
+        const json = JSON.parse(TranscriptEntry.encodeLine(e))
+        const fast = entry(json)
+        assert.isDefined(fast, JSON.stringify(json))
+        assertSame(fast, Either.getOrThrow(decodersByType[json.type]!(json)))
+      }
+      // A line written with fewer counters (an older writer) gets the Schema's defaults.
+      const short = { type: "usage", ...envelope("n3"), models: { m: { inputTokens: 4 } } }
+      assertSame(entry(short), Either.getOrThrow(decodersByType["usage"]!(short)))
+      // `__proto__` as a file name is left to the Schema.
+      assert.isUndefined(entry(JSON.parse(`{"type":"file_state",${JSON.stringify(envelope("f3")).slice(1, -1)},"files":{"__proto__":1}}`)))
+    })
+
+    it("on random mutations, what it accepts the Schema accepts and decodes alike", () => {
+      const next = random(7)
+      let accepted = 0
+      let left = 0
+      for (let round = 0; round < 3000; round++) {
+        const json = JSON.parse(TranscriptEntry.encodeLine(rounds[round % rounds.length]!))
+        for (let n = 1 + Math.floor(next() * 3); n > 0; n--) {
+          const all = paths(json).filter((p) => p.length > 0)
+          const path = all[Math.floor(next() * all.length)]!
+          const parent = path.slice(0, -1).reduce((o: any, k) => o[k], json)
+          const key = path.at(-1)!
+          if (next() < 0.3 && !Array.isArray(parent)) delete parent[key]
+          else parent[key] = structuredClone(replacements[Math.floor(next() * replacements.length)])
+        }
+        const fast = typeof json === "object" && json !== null ? entry(json) : undefined
+        if (fast === undefined) {
+          left++
+          continue
+        }
+        accepted++
+        const slow = decodersByType[fast.type]!(json)
+        assert.isTrue(Either.isRight(slow), `the Schema rejects what the fast path took: ${JSON.stringify(json)}`)
+        assertSame(fast, Either.getOrThrow(slow))
+      }
+      assert.isAbove(accepted, 100)
+      assert.isAbove(left, 300)
+    })
   })
 })

@@ -1,6 +1,7 @@
 /**
  * A fast path for the entries most of a transcript is made of: `user` and `assistant` entries whose
- * messages hold only text, tool_use, tool_result (of a string or text blocks) and thinking blocks.
+ * messages hold only text, tool_use, tool_result (of a string or text blocks) and thinking blocks,
+ * and the `usage` and `file_state` entries each tool round writes beside them.
  * Such a line is checked field by field, exactly as its Schema checks it, and built with the same
  * classes, the same fields and the same key order as a Schema decode builds; anything else (another
  * block type, a cache mark, a field of the wrong type, a missing one) answers `undefined`, and the
@@ -23,6 +24,7 @@ import {
   Usage,
   UserMessage
 } from "../message/Message.js"
+import { TokenUsage } from "./TokenUsage.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
 
 type Json = Record<string, unknown>
@@ -152,11 +154,67 @@ const message = (type: "user" | "assistant", u: unknown): UserMessage | Assistan
 export const messageEntry = (json: Json): TranscriptEntry.Entry | undefined => {
   const type = json["type"]
   if (type !== "user" && type !== "assistant") return undefined
+  const head = envelopeOf(json)
+  if (head === undefined) return undefined
+  const decoded = message(type, json["message"])
+  return decoded === undefined ? undefined : { type, ...head, message: decoded } as TranscriptEntry.Entry
+}
+
+/** The fields every entry carries, checked, in the Schema's order; `undefined` if one is off. */
+const envelopeOf = (json: Json): Json | undefined => {
   const { cwd, parentUuid, sessionId, timestamp, uuid, version } = json
   if (!isString(uuid) || !isNullOr(parentUuid, isString) || !isString(sessionId)) return undefined
   if (!isString(timestamp) || !isString(cwd) || version !== TranscriptEntry.VERSION) return undefined
-  const decoded = message(type, json["message"])
-  return decoded === undefined
-    ? undefined
-    : { type, uuid, parentUuid, sessionId, timestamp, cwd, version, message: decoded } as TranscriptEntry.Entry
+  return { uuid, parentUuid, sessionId, timestamp, cwd, version }
+}
+
+/**
+ * A record's values through `value`, in the record's order; `undefined` if one fails, or for a key
+ * that would not be an own field when assigned (`__proto__`: the Schema's decoding has the say).
+ */
+const record = (u: unknown, value: (v: unknown) => unknown): Json | undefined => {
+  if (!isRecord(u)) return undefined
+  const out: Json = {}
+  for (const key of Object.keys(u)) {
+    if (key === "__proto__") return undefined
+    const decoded = value(u[key])
+    if (decoded === undefined) return undefined
+    out[key] = decoded
+  }
+  return out
+}
+
+const tokenUsageKeys = Object.keys(TokenUsage.fields)
+
+/** A model's token totals: each counter absent (0, the Schema's default) or a number. */
+const tokenUsage = (u: unknown): TokenUsage | undefined => {
+  if (!isRecord(u)) return undefined
+  const out: Json = {}
+  for (const key of tokenUsageKeys) {
+    const v = has(u, key) ? u[key] : 0
+    if (!isNumber(v)) return undefined
+    out[key] = v
+  }
+  return new TokenUsage(out as any, unchecked)
+}
+
+/**
+ * Any entry of the common shapes without Schema: `user` and `assistant` entries (see
+ * {@link messageEntry}), and the `usage` and `file_state` entries a tool round writes beside them;
+ * `undefined` for any other line, to be decoded by its Schema.
+ *
+ * @category Decoding
+ */
+export const entry = (json: Json): TranscriptEntry.Entry | undefined => {
+  const type = json["type"]
+  if (type === "user" || type === "assistant") return messageEntry(json)
+  if (type !== "usage" && type !== "file_state") return undefined
+  const head = envelopeOf(json)
+  if (head === undefined) return undefined
+  if (type === "file_state") {
+    const files = record(json["files"], (v) => (isNumber(v) ? v : undefined))
+    return files === undefined ? undefined : { type, ...head, files } as TranscriptEntry.Entry
+  }
+  const models = record(json["models"], tokenUsage)
+  return models === undefined ? undefined : { type, ...head, models } as TranscriptEntry.Entry
 }

@@ -104,7 +104,7 @@ export const toEntry = (
     return corrupt(typeof type === "string" ? `unknown entry type "${type}"` : "an entry without a type")
   }
   // Most lines are messages of the common shape: checked by hand, else by their Schema (which says why not).
-  const fast = record !== undefined ? TranscriptFastPath.messageEntry(record) : undefined
+  const fast = record !== undefined ? TranscriptFastPath.entry(record) : undefined
   const decoded = fast !== undefined ? Either.right(fast) : decode(json)
   if (Either.isLeft(decoded)) {
     return corrupt(`a "${String(type)}" entry that does not decode: ${firstIssue(decoded.left)}`)
