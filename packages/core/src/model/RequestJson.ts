@@ -18,8 +18,11 @@ const jsonOf = (param: object): string => {
   return json
 }
 
-/** Stands for the messages in the body's JSON: a string no body holds by chance. */
-const PLACE = `keel-messages-${Math.random().toString(36).slice(2)}-${Date.now().toString(36)}`
+/**
+ * Stands for the messages in the body's JSON. Fixed, so that a body is the same bytes in every
+ * process (no clock or random draw); a body that holds this string elsewhere is stringified whole.
+ */
+const PLACE = "\u0000keel-request-messages\u0000"
 const QUOTED = JSON.stringify(PLACE)
 
 /**

@@ -38,6 +38,18 @@ describe("RequestJson", () => {
     )
   })
 
+  it("a body that holds the placeholder elsewhere (in a prompt, in a message) still gives JSON.stringify's bytes", () => {
+    const place = "\u0000keel-request-messages\u0000"
+    const messages = [{ role: "user", content: place }]
+    for (const body of [
+      { model: "m", system: place, messages, stream: true },
+      { model: "m", messages, stream: true },
+      { model: "m", system: [{ type: "text", text: `"${place}"` }], messages, stream: true }
+    ]) {
+      assert.strictEqual(RequestJson.stringify(body), JSON.stringify(body))
+    }
+  })
+
   it("serialises a message once: a later request reuses its JSON", () => {
     const first = { role: "user", content: "hi" }
     const body = { model: "m", messages: [first], stream: true }
