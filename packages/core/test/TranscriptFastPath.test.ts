@@ -90,6 +90,18 @@ const paths = (json: unknown, at: Array<string | number> = []): Array<Array<stri
 
 const replacements: ReadonlyArray<unknown> = [null, 0, 1.5, "", "text", "tool_use", true, [], {}, [1], { type: "text" }]
 
+/** One to three mutations of `json`, in place: a value replaced, or a key removed. */
+const mutate = (json: unknown, next: () => number) => {
+  for (let n = 1 + Math.floor(next() * 3); n > 0; n--) {
+    const all = paths(json).filter((p) => p.length > 0)
+    const path = all[Math.floor(next() * all.length)]!
+    const parent = path.slice(0, -1).reduce((o: any, k) => o[k], json)
+    const key = path.at(-1)!
+    if (next() < 0.3 && !Array.isArray(parent)) delete parent[key]
+    else parent[key] = structuredClone(replacements[Math.floor(next() * replacements.length)])
+  }
+}
+
 describe("TranscriptFastPath", () => {
   it("decodes the common shapes as the Schema does, and leaves the others to it", () => {
     const taken = samples.map((m, i) => {
@@ -110,15 +122,7 @@ describe("TranscriptFastPath", () => {
     let left = 0
     for (let round = 0; round < 4000; round++) {
       const json = JSON.parse(TranscriptEntry.encodeLine(entryOf(samples[round % samples.length]!, `u${round}`)))
-      // One to three mutations: a value replaced, or a key removed.
-      for (let n = 1 + Math.floor(next() * 3); n > 0; n--) {
-        const all = paths(json).filter((p) => p.length > 0)
-        const path = all[Math.floor(next() * all.length)]!
-        const parent = path.slice(0, -1).reduce((o: any, k) => o[k], json)
-        const key = path.at(-1)!
-        if (next() < 0.3 && !Array.isArray(parent)) delete parent[key]
-        else parent[key] = structuredClone(replacements[Math.floor(next() * replacements.length)])
-      }
+      mutate(json, next)
       const fast = typeof json === "object" && json !== null ? messageEntry(json) : undefined
       if (fast === undefined) {
         left++
@@ -174,14 +178,7 @@ describe("TranscriptFastPath", () => {
       let left = 0
       for (let round = 0; round < 3000; round++) {
         const json = JSON.parse(TranscriptEntry.encodeLine(rounds[round % rounds.length]!))
-        for (let n = 1 + Math.floor(next() * 3); n > 0; n--) {
-          const all = paths(json).filter((p) => p.length > 0)
-          const path = all[Math.floor(next() * all.length)]!
-          const parent = path.slice(0, -1).reduce((o: any, k) => o[k], json)
-          const key = path.at(-1)!
-          if (next() < 0.3 && !Array.isArray(parent)) delete parent[key]
-          else parent[key] = structuredClone(replacements[Math.floor(next() * replacements.length)])
-        }
+        mutate(json, next)
         const fast = typeof json === "object" && json !== null ? entry(json) : undefined
         if (fast === undefined) {
           left++
