@@ -4,7 +4,7 @@
 // any client must pay on this machine, with no SDK and no kernel.
 // Usage: node floor.mjs <model> [prompt]   (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY from the env)
 import * as http from "node:http"
-import { runTool, template } from "./request.mjs"
+import { agentLoop, template } from "./request.mjs"
 
 const model = process.argv[2]
 const base = template(process.argv[3] ?? "hi")
@@ -46,48 +46,6 @@ const post = (body, onEvent) =>
     req.end(payload)
   })
 
-const messages = [...base.messages]
-let text = ""
-for (;;) {
-  const content = []
-  let stopReason = null
-  await post({ ...base, model, messages, stream: true }, (event) => {
-    switch (event.type) {
-      case "content_block_start":
-        content[event.index] = event.content_block.type === "tool_use"
-          ? { ...event.content_block, input: {}, json: "" }
-          : { ...event.content_block }
-        break
-      case "content_block_delta": {
-        const block = content[event.index]
-        if (event.delta.type === "text_delta") block.text += event.delta.text
-        else if (event.delta.type === "input_json_delta") block.json += event.delta.partial_json
-        break
-      }
-      case "content_block_stop": {
-        const block = content[event.index]
-        if (block.type === "tool_use") {
-          block.input = block.json === "" ? {} : JSON.parse(block.json)
-          delete block.json
-        }
-        break
-      }
-      case "message_delta":
-        stopReason = event.delta.stop_reason
-        break
-    }
-  })
-  if (stopReason === null) throw new Error("floor: the stream ended without a stop reason")
-  messages.push({ role: "assistant", content })
-  if (stopReason !== "tool_use") {
-    for (const block of content) if (block.type === "text") text += block.text
-    break
-  }
-  const results = []
-  for (const block of content) {
-    if (block.type === "tool_use") results.push({ type: "tool_result", tool_use_id: block.id, ...(await runTool(block)) })
-  }
-  messages.push({ role: "user", content: results })
-}
+const text = await agentLoop(base, model, post, "floor")
 agent.destroy()
 process.stdout.write(text + "\n")

@@ -9,53 +9,14 @@
 //   - it prints the final answer's text to stdout, as `keel -p` does.
 // Usage: node raw-sdk.mjs <model> [prompt]   (ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY from the env)
 import Anthropic from "@anthropic-ai/sdk"
-import { runTool, template } from "./request.mjs"
+import { agentLoop, template } from "./request.mjs"
 
 const model = process.argv[2]
 const base = template(process.argv[3] ?? "hi")
 const client = new Anthropic({ maxRetries: 0 })
-const messages = [...base.messages]
-let text = ""
-for (;;) {
-  const content = []
-  let stopReason = null
-  const stream = await client.messages.create({ ...base, model, messages, stream: true })
-  for await (const event of stream) {
-    switch (event.type) {
-      case "content_block_start":
-        content[event.index] = event.content_block.type === "tool_use"
-          ? { ...event.content_block, input: {}, json: "" }
-          : { ...event.content_block }
-        break
-      case "content_block_delta": {
-        const block = content[event.index]
-        if (event.delta.type === "text_delta") block.text += event.delta.text
-        else if (event.delta.type === "input_json_delta") block.json += event.delta.partial_json
-        break
-      }
-      case "content_block_stop": {
-        const block = content[event.index]
-        if (block.type === "tool_use") {
-          block.input = block.json === "" ? {} : JSON.parse(block.json)
-          delete block.json
-        }
-        break
-      }
-      case "message_delta":
-        stopReason = event.delta.stop_reason
-        break
-    }
-  }
-  if (stopReason === null) throw new Error("raw SDK: the stream ended without a stop reason")
-  messages.push({ role: "assistant", content })
-  if (stopReason !== "tool_use") {
-    for (const block of content) if (block.type === "text") text += block.text
-    break
-  }
-  const results = []
-  for (const block of content) {
-    if (block.type === "tool_use") results.push({ type: "tool_result", tool_use_id: block.id, ...(await runTool(block)) })
-  }
-  messages.push({ role: "user", content: results })
+// Every event of the SDK's stream, handed to the loop's fold.
+const send = async (body, onEvent) => {
+  for await (const event of await client.messages.create(body)) onEvent(event)
 }
+const text = await agentLoop(base, model, send, "raw SDK")
 process.stdout.write(text + "\n")
