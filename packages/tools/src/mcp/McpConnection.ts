@@ -12,32 +12,27 @@
  * @since 0.1.0
  */
 import { Session } from "@keel/core"
-import type { ChildProcess } from "node:child_process"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import {
-  type CallToolResult,
-  ElicitRequestSchema,
-  type ElicitResult,
-  ErrorCode,
-  McpError,
-  type Tool as McpToolInfo
-} from "@modelcontextprotocol/sdk/types.js"
+import { type CallToolResult, ElicitRequestSchema, type ElicitResult, type Tool as McpToolInfo } from "@modelcontextprotocol/sdk/types.js"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type * as Runtime from "effect/Runtime"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as HostTransport from "./HostTransport.js"
 import * as McpConfig from "./McpConfig.js"
 import { DEFAULT_STARTUP_TIMEOUT_MS } from "./McpDefaults.js"
+import { describeStartError, StartTimeout, withStderr } from "./McpStartError.js"
+import { stop, STOP_GRACE_MS, track, TrackedStdioTransport, untrack } from "./McpStdioProcess.js"
 
 /** Claude Code's default start-up timeout (`MCP_TIMEOUT`). @category Constants */
 export { DEFAULT_STARTUP_TIMEOUT_MS }
+
+/** Time a stdio server gets to exit after its stdin ends, then after SIGTERM, before SIGKILL. @category Constants */
+export { STOP_GRACE_MS }
 
 /** A server's status, in Claude Code's words. @category Models */
 export type Status = "pending" | "connected" | "failed" | "needs-auth" | "closed"
@@ -95,139 +90,6 @@ export interface Elicitation {
   readonly serverName: string
   readonly message: string
   readonly requestedSchema?: unknown
-}
-
-class StartTimeout extends Schema.TaggedError<StartTimeout>()("StartTimeout", {}) {}
-
-// Stdio servers alive now, killed if the process exits without closing them.
-const alive = new Set<number>()
-let exitHook = false
-const killAlive = () => {
-  for (const pid of alive) {
-    try {
-      process.kill(pid, "SIGKILL")
-    } catch {
-      // already gone
-    }
-  }
-}
-const track = (pid: number) => {
-  if (!exitHook) {
-    process.on("exit", killAlive)
-    exitHook = true
-  }
-  alive.add(pid)
-}
-
-/**
- * The SDK's stdio transport, telling us the pid of the process it spawns as soon as it runs, and
- * when that process has exited (the SDK's `close` returns early when another close is under way).
- */
-class TrackedStdioTransport extends StdioClientTransport {
-  /** Settles when the process has exited (at once if it never started). */
-  exited: Promise<void> = Promise.resolve()
-  constructor(params: StdioServerParameters, private readonly onSpawn: (pid: number) => void) {
-    super(params)
-  }
-  override async start(): Promise<void> {
-    const started = super.start()
-    // `super.start()` spawns synchronously; the child is the SDK's private `_process`.
-    const child = (this as unknown as { _process?: ChildProcess })._process
-    if (child !== undefined) {
-      this.exited = new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve()
-        child.once("exit", () => resolve())
-        child.once("error", () => resolve())
-      })
-    }
-    await started
-    if (this.pid !== null) this.onSpawn(this.pid)
-  }
-}
-
-/** Time a stdio server gets to exit after its stdin ends, then after SIGTERM, before SIGKILL. @category Constants */
-export const STOP_GRACE_MS = { afterStdinEnd: 500, afterSigterm: 1_500 } as const
-
-/**
- * Ends a stdio server faster than the SDK's own close would (2 s, then 2 s): the SDK ends its stdin,
- * and a server that has not exited gets SIGTERM after {@link STOP_GRACE_MS}, then SIGKILL. The
- * grace periods run on Effect's Clock.
- */
-const stop = (transport: TrackedStdioTransport, pid: number | undefined): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    const exited = Effect.promise(() => transport.exited)
-    const exitedWithin = (ms: number) =>
-      Effect.map(Effect.timeoutOption(exited, Duration.millis(ms)), (o) => o._tag === "Some")
-    const signal = (name: NodeJS.Signals) =>
-      Effect.sync(() => {
-        try {
-          if (pid !== undefined) process.kill(pid, name)
-        } catch {
-          // already gone
-        }
-      })
-    if (yield* exitedWithin(STOP_GRACE_MS.afterStdinEnd)) return
-    yield* signal("SIGTERM")
-    if (yield* exitedWithin(STOP_GRACE_MS.afterSigterm)) return
-    yield* signal("SIGKILL")
-    yield* exited
-  })
-
-const oneLine = (text: string, max = 300) => {
-  const flat = text.replace(/\s+/g, " ").trim()
-  return flat.length > max ? `…${flat.slice(-max)}` : flat
-}
-
-const withStderr = (message: string, stderr: string) =>
-  stderr.trim() === "" ? message : `${message}; its stderr ends: ${oneLine(stderr)}`
-
-const NETWORK_CODE = /\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|EAI_AGAIN)\b/
-
-/** The system error code of `e` or its cause (`ENOENT`, `ECONNREFUSED`, ...), also when only its message names it. */
-const errorCode = (e: unknown): string | undefined => {
-  const code = (e as { code?: unknown } | null)?.code ?? (e as { cause?: { code?: unknown } } | null)?.cause?.code
-  if (typeof code === "string") return code
-  return NETWORK_CODE.exec(e instanceof Error ? e.message : String(e))?.[1]
-}
-
-/** Why a server failed to start, and whether it wants authorization. */
-const describeStartError = (
-  e: unknown,
-  server: McpConfig.Server,
-  stderr: string,
-  timeout: Duration.Duration
-): State => {
-  const config = server.config
-  if (e instanceof StartTimeout || (e instanceof McpError && e.code === ErrorCode.RequestTimeout)) {
-    return {
-      status: "failed",
-      error: withStderr(`did not start within ${Duration.format(timeout)} (raise MCP_TIMEOUT if it needs longer)`, stderr)
-    }
-  }
-  const status = (e as { code?: unknown } | null)?.code
-  if (status === 401 || status === 403 || (e as Error | null)?.name === "UnauthorizedError") {
-    return {
-      status: "needs-auth",
-      error: "the server asks for authorization; give a token in the config's \"headers\" (Keel does not run OAuth sign-ins)"
-    }
-  }
-  const code = errorCode(e)
-  if (McpConfig.isSdk(config)) {
-    return { status: "failed", error: e instanceof Error ? e.message : String(e) }
-  }
-  if (!McpConfig.isRemote(config)) {
-    if (code === "ENOENT") return { status: "failed", error: `cannot run ${JSON.stringify(config.command)}: command not found` }
-    if (code === "EACCES") return { status: "failed", error: `cannot run ${JSON.stringify(config.command)}: permission denied` }
-    if (e instanceof McpError && e.code === ErrorCode.ConnectionClosed) {
-      return { status: "failed", error: withStderr("the server exited before it was ready", stderr) }
-    }
-  } else if (code !== undefined && NETWORK_CODE.test(code)) {
-    return { status: "failed", error: `cannot reach ${config.url} (${code})` }
-  } else if (e instanceof TypeError && e.message === "fetch failed") {
-    const cause = (e as { cause?: { message?: unknown } }).cause?.message
-    return { status: "failed", error: `cannot reach ${config.url}${typeof cause === "string" ? ` (${cause})` : ""}` }
-  }
-  return { status: "failed", error: withStderr(e instanceof Error ? e.message : String(e), stderr) }
 }
 
 const makeTransport = (
@@ -353,7 +215,7 @@ export const connect = (server: McpConfig.Server, options: Options): Effect.Effe
       // Failures surface on the requests they break; the SDK reports others here (and would log them).
     }
     client.onclose = () => {
-      if (pid !== undefined) alive.delete(pid)
+      if (pid !== undefined) untrack(pid)
       if (closing) return
       const exited = McpConfig.isSdk(server.config)
         ? "the host closed the connection"
@@ -372,7 +234,7 @@ export const connect = (server: McpConfig.Server, options: Options): Effect.Effe
         Effect.promise(() => client.close().catch(() => undefined)),
         transport instanceof TrackedStdioTransport ? stop(transport, pid) : Effect.void
       ], { concurrency: "unbounded", discard: true })
-      if (pid !== undefined) alive.delete(pid)
+      if (pid !== undefined) untrack(pid)
     }))
     yield* Effect.addFinalizer(() =>
       close.pipe(Effect.zipRight(Ref.update(state, (s): State => s.status === "connected" ? { status: "closed" } : s)))
