@@ -5,8 +5,10 @@
  *
  * @since 0.1.0
  */
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander"
+import { Command } from "commander"
 import { readFileSync } from "node:fs"
+import { type Exit, parseCommand, usageError } from "./CommandLine.js"
+import { program } from "./FlagProgram.js"
 import { refusedFlags, withRefused } from "./RefusedFlags.js"
 
 /** The built-in tools `--tools` may name (kept here so parsing does not load the tools). @category Constants */
@@ -26,6 +28,8 @@ export const builtinToolNames: ReadonlyArray<string> = [
 const SETTING_SOURCES: ReadonlyArray<SettingSource> = ["user", "project", "local"]
 
 export { REFUSED } from "./RefusedFlags.js"
+export { type Exit, parseCommand, usageError } from "./CommandLine.js"
+export { program } from "./FlagProgram.js"
 
 /** Output formats of headless mode. @category Models */
 export type OutputFormat = "text" | "json" | "stream-json"
@@ -144,173 +148,7 @@ export const splitRules = (values: ReadonlyArray<string>): Array<string> => {
 }
 
 /** The outcome of parsing: flags to run with, or text to print and an exit code. @category Models */
-export type Parsed =
-  | { readonly _tag: "Run"; readonly flags: Flags }
-  | { readonly _tag: "Exit"; readonly code: number; readonly stdout: string; readonly stderr: string }
-
-const positiveInt = (name: string) => (value: string): number => {
-  const n = Number(value)
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive whole number, got "${value}".`)
-  return n
-}
-
-const nonNegativeInt = (name: string) => (value: string): number => {
-  const n = Number(value)
-  if (value.trim() === "" || !Number.isInteger(n) || n < 0) {
-    throw new InvalidArgumentError(`${name} must be a whole number, 0 or more, got "${value}".`)
-  }
-  return n
-}
-
-const positiveUsd = (name: string) => (value: string): number => {
-  const n = Number(value)
-  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
-    throw new InvalidArgumentError(`${name} must be an amount of USD above 0, e.g. 0.50, got "${value}".`)
-  }
-  return n
-}
-
-/** The commander program (exposed for help text and tests). @category Constructors */
-export const program = (version: string): Command =>
-  new Command("keel")
-    .description(
-      "Keel: an agent loop over the Anthropic Messages API.\n" +
-        "keel [prompt]: an interactive session. keel -p \"prompt\": one headless turn\n" +
-        "(the prompt may also come on stdin). keel serve --stdio | --port N: the runtime\n" +
-        "protocol for an IDE or an app (keel serve --help). keel export <session> --format\n" +
-        "handoff|replay|review: a saved session as one file (keel export --help). keel doctor\n" +
-        "<session>: check a saved session's transcript and repair a torn one (keel doctor --help)."
-    )
-    .version(version, "-v, --version", "print the version and exit")
-    .helpOption("-h, --help", "show this help and exit")
-    .argument("[prompt]", "the prompt (with -p: read from stdin when omitted and stdin is not a terminal)")
-    .option("-p, --print", "print the response and exit (headless mode)", false)
-    .addOption(
-      new Option("--output-format <format>", "output format with --print").choices(["text", "json", "stream-json"]).default(
-        "text"
-      )
-    )
-    .addOption(
-      new Option(
-        "--input-format <format>",
-        "input format with --print: the prompt as text, or stream-json user messages on stdin (one turn a line; needs --output-format stream-json)"
-      ).choices(["text", "stream-json"]).default("text")
-    )
-    .option(
-      "--permission-prompt-tool <tool>",
-      "who answers permission asks with -p: stdio (the stream-json host, by control_request/control_response)"
-    )
-    .option("--model <model>", "model for this session (default: $ANTHROPIC_MODEL, else claude-sonnet-4-6)")
-    .option("--max-turns <n>", "most model calls in one turn (default 500)", positiveInt("--max-turns"))
-    .option(
-      "--max-budget-usd <amount>",
-      "stop with error_max_budget_usd once the session has cost this many USD (checked after each model response)",
-      positiveUsd("--max-budget-usd")
-    )
-    .option("--verbose", "with --output-format json, print every message, not only the result", false)
-    .option("--include-partial-messages", "with stream-json, add stream_event lines with the raw model events", false)
-    .option("--system-prompt <prompt>", "replace the default system prompt (instruction files, git and environment included)")
-    .option("--append-system-prompt <prompt>", "append to the system prompt (the default one, or --system-prompt's)")
-    .option("--system-prompt-file <file>", "replace the default system prompt with this file's text")
-    .option("--append-system-prompt-file <file>", "append this file's text to the system prompt")
-    .option("--allowedTools, --allowed-tools <rules...>", "permission rules to allow without asking, e.g. \"Bash(git status:*)\" Edit")
-    .option("--disallowedTools, --disallowed-tools <rules...>", "permission rules to deny, e.g. \"Bash(rm:*)\"")
-    .addOption(
-      new Option("--permission-mode <mode>", "permission mode (default: defaultMode from the settings, else default)").choices([
-        "default",
-        "acceptEdits",
-        "bypassPermissions",
-        "plan",
-        "dontAsk"
-      ])
-    )
-    .option("--add-dir <directories...>", "more folders the file tools may use without asking")
-    .option("--tools <names>", "the built-in tools to offer, comma-separated (\"\" for none; \"default\" or absent: all)")
-    .option(
-      "--mcp-config <configs...>",
-      "MCP servers from JSON files or strings ({\"mcpServers\": {...}}), besides those of .mcp.json"
-    )
-    .option("--strict-mcp-config", "use only the MCP servers of --mcp-config, not those of .mcp.json", false)
-    .option("--dangerously-skip-permissions", "allow every tool call that no deny rule denies (bypassPermissions)", false)
-    .option(
-      "--fallback-model <models>",
-      "model(s) to switch to, in order, after 3 consecutive 529 Overloaded errors (comma-separated; default: $KEEL_FALLBACK_MODEL)"
-    )
-    .option("-r, --resume <sessionId>", "continue a saved session of this folder, by id")
-    .option("-c, --continue", "continue the most recently saved session of this folder", false)
-    .option("--fork-session", "with --resume or --continue: go on as a new session (new id and file) carrying the history", false)
-    .option("--session-id <uuid>", "the id of the new session (a UUID not in use)")
-    .option("--no-session-persistence", "do not save the session ($KEEL_HOME/projects/...); --resume still reads one")
-    .option("-d, --debug", "print stack traces of internal errors", false)
-    .option("--debug-file <file>", "with --debug's detail, written to this file instead of stderr")
-    .addOption(new Option("--debug-to-stderr", "the same as --debug").default(false).hideHelp())
-    .option("--settings <file-or-json>", "more settings: a settings file, or its JSON text (applied after the settings files)")
-    .option(
-      "--setting-sources <sources>",
-      "settings files to read, comma-separated: user, project, local (\"\" for none; default: all)"
-    )
-    .option("--agents <json>", "subagents as JSON: {\"name\": {\"description\": ..., \"prompt\": ..., \"tools\": [...], \"model\": ...}}")
-    .option("--agent <name>", "run the main thread as this agent (from --agents or the agent files)")
-    .option("--json-schema <schema>", "a JSON Schema the final answer must match; the result carries structured_output")
-    .addOption(new Option("--effort <level>", "how hard the model reasons").choices(["low", "medium", "high", "xhigh", "max"]))
-    .addOption(new Option("--thinking <mode>", "extended thinking: adaptive, enabled or disabled").choices(["adaptive", "enabled", "disabled"]))
-    .option(
-      "--max-thinking-tokens <n>",
-      "a thinking budget in tokens (0 disables; on adaptive-thinking models any other value means on)",
-      nonNegativeInt("--max-thinking-tokens")
-    )
-    .option("--include-hook-events", "with stream-json, add system messages for hook starts and results", false)
-    .option(
-      "--allow-dangerously-skip-permissions",
-      "let the session switch into bypassPermissions later (it starts in the mode given)",
-      false
-    )
-    .allowExcessArguments(false)
-    .showSuggestionAfterError(true)
-
-
-/** What a command line printed and exits with, instead of running. @category Models */
-export type Exit = Extract<Parsed, { readonly _tag: "Exit" }>
-
-/**
- * A usage error of the command `name` (`keel`, `keel serve`, ...): exit code 2, and a line saying
- * what is wrong with a pointer at its `--help`.
- *
- * @category Parsing
- */
-export const usageError = (name: string, message: string): Exit => ({
-  _tag: "Exit",
-  code: 2,
-  stdout: "",
-  stderr: `${name}: ${message}\nRun ${name} --help for usage.\n`
-})
-
-/**
- * Runs commander's `cmd` (the command `name`) on `argv`, its output collected: `--help` and
- * `--version` become `Exit` with code 0 and what they print, a usage error commander finds becomes
- * `Exit` with code 2 (see {@link usageError}); otherwise `cmd`, parsed.
- *
- * @category Parsing
- */
-export const parseCommand = (cmd: Command, argv: ReadonlyArray<string>, name: string): Command | Exit => {
-  let stdout = ""
-  let stderr = ""
-  cmd.exitOverride().configureOutput({
-    writeOut: (s) => (stdout += s),
-    writeErr: (s) => (stderr += s),
-    outputError: (s, write) => write(s.replace(/^error: /, `${name}: `) + `Run ${name} --help for usage.\n`)
-  })
-  try {
-    cmd.parse([...argv], { from: "user" })
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      const code = e.code === "commander.helpDisplayed" || e.code === "commander.version" ? 0 : 2
-      return { _tag: "Exit", code, stdout, stderr }
-    }
-    throw e
-  }
-  return cmd
-}
+export type Parsed = { readonly _tag: "Run"; readonly flags: Flags } | Exit
 
 /**
  * Parses argv (without the node and script paths). Usage errors become `Exit` with code 2 and a

@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Command } from "commander"
-import { parseCommand } from "../Flags.js"
+import { parseCommand } from "../CommandLine.js"
 
 /** What to check and repair. @category Models */
 export interface Flags {

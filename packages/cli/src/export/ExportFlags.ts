@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Command, InvalidArgumentError, Option } from "commander"
-import { parseCommand, usageError } from "../Flags.js"
+import { parseCommand, usageError } from "../CommandLine.js"
 
 /** The formats, as `Export.FORMATS` names them (not imported: the parser loads without the kernel). @category Constants */
 export const FORMATS = ["handoff", "replay", "review"] as const

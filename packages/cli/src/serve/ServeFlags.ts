@@ -8,7 +8,8 @@
  * @since 0.1.0
  */
 import { Command, InvalidArgumentError } from "commander"
-import { type Flags, parse, parseCommand, usageError } from "../Flags.js"
+import { parseCommand, usageError } from "../CommandLine.js"
+import { type Flags, parse } from "../Flags.js"
 import type { Transport } from "./Serve.js"
 
 /** The outcome of parsing `keel serve ...`. @category Models */
