@@ -257,3 +257,13 @@ export * as CommandHook from "./hook/CommandHook.js"
 export * as ToolHooks from "./hook/ToolHooks.js"
 /** The hooks of a session's turns (SessionStart, UserPromptSubmit, Stop, SubagentStop, SessionEnd, PreCompact). */
 export * as SessionHooks from "./hook/SessionHooks.js"
+/** The journal: everything non-deterministic that crossed a session's boundary, as JSON lines. */
+export * as Journal from "./record/Journal.js"
+/** The journal's lines and their format. */
+export * as JournalEntry from "./record/JournalEntry.js"
+/** The recording layer over the base model: every call's body, reads with their offsets, and end. */
+export * as RecordingModel from "./record/RecordingModel.js"
+/** The replay layer: a journal's calls served back in order, and where a replay diverged. */
+export * as ReplayModel from "./record/ReplayModel.js"
+/** Where two request bodies first differ, and a readable diff. */
+export * as RequestDiff from "./record/RequestDiff.js"

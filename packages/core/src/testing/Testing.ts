@@ -32,11 +32,16 @@ import * as BuiltinCommands from "../input/BuiltinCommands.js"
 import type * as Commands from "../input/Commands.js"
 import * as Hooks from "../hook/Hooks.js"
 import * as Ids from "../ids/Ids.js"
+import type * as Credentials from "../model/Credentials.js"
 import type * as ModelClient from "../model/ModelClient.js"
 import * as TestModel from "../model/TestModel.js"
 import * as Permissions from "../permission/Permissions.js"
 import * as ContextAssembly from "../prompt/ContextAssembly.js"
 import type { Requirements } from "../session/Engine.js"
+import * as Journal from "../record/Journal.js"
+import type * as JournalEntry from "../record/JournalEntry.js"
+import * as RecordingModel from "../record/RecordingModel.js"
+import * as ReplayModel from "../record/ReplayModel.js"
 import * as Resilience from "../resilience/Resilience.js"
 import * as SessionStore from "../session/SessionStore.js"
 import type * as Tool from "../tool/Tool.js"
@@ -99,12 +104,35 @@ export interface Options {
 export const layer = (
   script: ReadonlyArray<TestModel.ScriptItem>,
   options: Options = {}
-): Layer.Layer<Requirements | TestModel.TestModel | Actions.Actions> => {
+): Layer.Layer<Requirements | TestModel.TestModel | Actions.Actions | Journal.Journal> =>
+  services(TestModel.layer(script), options)
+
+/**
+ * The session layer of {@link layer}, its model a replay of `entries` (a journal, see
+ * `ReplayModel`) instead of a script: the same session run again must ask for exactly what was
+ * recorded, and `ReplayModel.Replay` says where it did not. The replay is journaled too, so a
+ * test can compare the two journals.
+ *
+ * @category Layers
+ */
+export const layerReplay = (
+  entries: ReadonlyArray<JournalEntry.Entry>,
+  options: Options = {}
+): Layer.Layer<Requirements | ReplayModel.Replay | Actions.Actions | Journal.Journal> =>
+  services(ReplayModel.layer(entries), options)
+
+/** The session's services over `base`, the model at the bottom of the stack (journaled). */
+const services = <Base>(
+  base: Layer.Layer<ModelClient.ModelClient | Credentials.Credentials | Base>,
+  options: Options
+): Layer.Layer<Requirements | Base | Actions.Actions | Journal.Journal> => {
+  // The journal records what the base model streamed, below the resilience layers (one journal per layer use).
+  const journal = Journal.layerMemory
+  const recorded = RecordingModel.layer().pipe(Layer.provideMerge(base), Layer.provideMerge(journal))
   // One model for the session and for the context stages that call it (a layer is built once per use).
-  const scripted = TestModel.layer(script)
   const model = options.resilience === undefined
-    ? scripted
-    : Resilience.layer(options.resilience).pipe(Layer.provideMerge(scripted))
+    ? recorded
+    : Resilience.layer(options.resilience).pipe(Layer.provideMerge(recorded))
   const ids = Ids.layerSeeded(options.seed ?? SEED)
   // One actions service for the permission asks and the runtime that answers them (memoized).
   const actions = Actions.layer().pipe(Layer.provide(ids))
@@ -145,4 +173,10 @@ export const runFor = <A, E, R>(
 export const requestTimes: Effect.Effect<ReadonlyArray<number>, never, TestModel.TestModel> = Effect.flatMap(
   TestModel.TestModel,
   (model) => model.requestTimes
+)
+
+/** What the layer's journal holds so far: every model call the session made, as recorded. @category Recording */
+export const journal: Effect.Effect<ReadonlyArray<JournalEntry.Entry>, never, Journal.Journal> = Effect.map(
+  Journal.Journal,
+  (j) => j.entries()
 )
