@@ -267,3 +267,7 @@ export * as RecordingModel from "./record/RecordingModel.js"
 export * as ReplayModel from "./record/ReplayModel.js"
 /** Where two request bodies first differ, and a readable diff. */
 export * as RequestDiff from "./record/RequestDiff.js"
+/** The recording layer of tool calls: each call's input, duration and outcome, journaled. */
+export * as RecordingTools from "./record/RecordingTools.js"
+/** Tool calls served from a journal instead of run. */
+export * as ReplayTools from "./record/ReplayTools.js"

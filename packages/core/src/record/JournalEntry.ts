@@ -10,6 +10,11 @@
  * - `end`: how the call ended, at `at` ms after it went out: `done`, `failed` with the typed
  *   `ModelError` (encoded), or `interrupted` (its consumer stopped it: the idle watchdog, a
  *   user's interrupt, a fallback).
+ * and, per tool call:
+ * - `tool_start`: the call `id` (the `tool_use` block's) of tool `name` began at `at` (ms since
+ *   `startedAt`) with `input` (as decoded, encoded back to JSON);
+ * - `tool_end`: how it ended, `at` ms after it began: `done` with its `output` (text, or content
+ *   blocks) and structured `result`, `error` with the tool's message, or `interrupted`.
  * Readers skip line types they do not know, so later versions can add lines.
  *
  * @since 0.1.0
@@ -17,6 +22,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { ToolResultContent } from "../message/Message.js"
 import { ModelError } from "../model/ModelError.js"
 
 /** The journal format this Keel writes and reads. @category Constants */
@@ -72,8 +78,34 @@ export const End = Schema.Struct({
   error: Schema.optional(ModelError)
 })
 
+/** A tool call starting. @category Schemas */
+export const ToolStart = Schema.Struct({
+  type: Schema.Literal("tool_start"),
+  /** The id of the `tool_use` block it answers. */
+  id: Schema.String,
+  name: Schema.String,
+  /** Milliseconds since the header's `startedAt`. */
+  at: Schema.Number,
+  input: Schema.Unknown
+})
+
+/** A tool call's end. @category Schemas */
+export const ToolEnd = Schema.Struct({
+  type: Schema.Literal("tool_end"),
+  id: Schema.String,
+  /** Milliseconds since the call began. */
+  at: Schema.Number,
+  outcome: Schema.Literal("done", "error", "interrupted"),
+  /** What the model saw, when `done`. */
+  output: Schema.optional(Schema.Union(Schema.String, Schema.Array(ToolResultContent))),
+  /** The structured result, when `done` and the tool gave one. */
+  result: Schema.optional(Schema.Unknown),
+  /** The tool's message, when `error`. */
+  error: Schema.optional(Schema.String)
+})
+
 /** Any journal line this Keel knows. @category Schemas */
-export const Entry = Schema.Union(Header, Body, Call, Chunk, End)
+export const Entry = Schema.Union(Header, Body, Call, Chunk, End, ToolStart, ToolEnd)
 /** @category Models */
 export type Entry = typeof Entry.Type
 
@@ -86,7 +118,7 @@ export class JournalLineInvalid extends Schema.TaggedError<JournalLineInvalid>("
   { line: Schema.Number, message: Schema.String }
 ) {}
 
-const knownTypes: ReadonlySet<string> = new Set(["journal", "body", "call", "chunk", "end"])
+const knownTypes: ReadonlySet<string> = new Set(["journal", "body", "call", "chunk", "end", "tool_start", "tool_end"])
 const decodeEntry = Schema.decodeUnknownEither(Entry)
 
 /**

@@ -41,7 +41,9 @@ import type { Requirements } from "../session/Engine.js"
 import * as Journal from "../record/Journal.js"
 import type * as JournalEntry from "../record/JournalEntry.js"
 import * as RecordingModel from "../record/RecordingModel.js"
+import * as RecordingTools from "../record/RecordingTools.js"
 import * as ReplayModel from "../record/ReplayModel.js"
+import * as ReplayTools from "../record/ReplayTools.js"
 import * as Resilience from "../resilience/Resilience.js"
 import * as SessionStore from "../session/SessionStore.js"
 import type * as Tool from "../tool/Tool.js"
@@ -117,18 +119,28 @@ export const layer = (
  */
 export const layerReplay = (
   entries: ReadonlyArray<JournalEntry.Entry>,
-  options: Options = {}
+  options: Options & {
+    /** Tool calls served from the journal (`recorded`, the default) or run again (`live`). */
+    readonly replayTools?: "recorded" | "live" | undefined
+  } = {}
 ): Layer.Layer<Requirements | ReplayModel.Replay | Actions.Actions | Journal.Journal> =>
-  services(ReplayModel.layer(entries), options)
+  services(ReplayModel.layer(entries), options, options.replayTools === "live" ? undefined : ReplayTools.layer(entries))
 
 /** The session's services over `base`, the model at the bottom of the stack (journaled). */
 const services = <Base>(
   base: Layer.Layer<ModelClient.ModelClient | Credentials.Credentials | Base>,
-  options: Options
+  options: Options,
+  toolsFrom?: Layer.Layer<ToolRegistry.ToolRegistry, never, ToolRegistry.ToolRegistry>
 ): Layer.Layer<Requirements | Base | Actions.Actions | Journal.Journal> => {
-  // The journal records what the base model streamed, below the resilience layers (one journal per layer use).
+  // The journal records what the base model streamed, below the resilience layers, and every tool
+  // call (one journal per layer use).
   const journal = Journal.layerMemory
   const recorded = RecordingModel.layer().pipe(Layer.provideMerge(base), Layer.provideMerge(journal))
+  const registry = ToolRegistry.layer(options.tools ?? [])
+  const tools = RecordingTools.layer.pipe(
+    Layer.provide(toolsFrom === undefined ? registry : toolsFrom.pipe(Layer.provide(registry))),
+    Layer.provide(journal)
+  )
   // One model for the session and for the context stages that call it (a layer is built once per use).
   const model = options.resilience === undefined
     ? recorded
@@ -140,7 +152,7 @@ const services = <Base>(
     model,
     (options.context ?? Layer.merge(Pipeline.layerEmpty, Compactor.layerNone)).pipe(Layer.provide(model)),
     ToolRuntime.layer().pipe(
-      Layer.provideMerge(ToolRegistry.layer(options.tools ?? [])),
+      Layer.provideMerge(tools),
       Layer.provideMerge((options.permissions ?? Permissions.layerAllowAll).pipe(Layer.provide(actions)))
     ),
     actions,

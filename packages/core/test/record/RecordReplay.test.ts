@@ -7,9 +7,9 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Autocompact, JournalEntry, ModelError, ReplayModel, Session, SessionStore, TestModel } from "@keel/core"
+import { Autocompact, JournalEntry, ModelError, ReplayModel, Session, SessionStore, TestModel, Tool } from "@keel/core"
 import { Testing } from "@keel/core/testing"
-import { Effect, Either, Layer, Option, Stream, TestContext } from "effect"
+import { Effect, Either, Layer, Option, Schema, Stream, TestContext } from "effect"
 import { sleeper } from "../support/Tools.js"
 
 const rateLimited = new ModelError.RateLimited({ message: "Rate limited", status: 429, headers: { "retry-after": "2" } })
@@ -18,7 +18,11 @@ const overloaded = new ModelError.Overloaded({ message: "Overloaded", status: 52
 const script: ReadonlyArray<TestModel.ScriptItem> = [
   TestModel.fail(rateLimited),
   // An answer that takes 3 s to start and pauses 1 s mid-stream: replayed at the same offsets.
-  { ...TestModel.reply([TestModel.toolUse("Sleep", { ms: 1500 })]), delay: "3 seconds", pauses: [{ after: 1, delay: "1 second" }] },
+  {
+    ...TestModel.reply([TestModel.toolUse("Sleep", { ms: 1500 }), TestModel.toolUse("Count", {})]),
+    delay: "3 seconds",
+    pauses: [{ after: 1, delay: "1 second" }]
+  },
   // Half an answer, then silence: the idle watchdog cuts it and the call is retried.
   { events: TestModel.text("half an answer that never ends").events.slice(0, 3), stall: true },
   TestModel.fail(overloaded),
@@ -30,8 +34,18 @@ const script: ReadonlyArray<TestModel.ScriptItem> = [
   TestModel.text("Slept twice.")
 ]
 
+/** `Count`: a tool with a side effect, to tell a call served from the journal from one run again. */
+const runs = { count: 0 }
+const counter = Tool.make({
+  name: "Count",
+  description: "Counts",
+  input: Schema.Struct({}),
+  isReadOnly: false,
+  call: () => Effect.sync(() => `run ${++runs.count}`)
+})
+
 const options = (store: Layer.Layer<SessionStore.SessionStore>) => ({
-  tools: [sleeper],
+  tools: [sleeper, counter],
   store,
   resilience: { idleTimeout: "5 seconds", fallbackModels: ["claude-fallback"] },
   context: Autocompact.layer({ window: 40_000 }).pipe(Layer.provide(NodeContext.layer))
@@ -62,8 +76,8 @@ const runWith = (layerFor: (store: Layer.Layer<SessionStore.SessionStore>) => La
   })
 
 const record = runWith((store) => Testing.layer(script, options(store)))
-const replay = (entries: ReadonlyArray<JournalEntry.Entry>, systemPrompt?: string) =>
-  runWith((store) => Testing.layerReplay(entries, options(store)), systemPrompt)
+const replay = (entries: ReadonlyArray<JournalEntry.Entry>, systemPrompt?: string, replayTools?: "live" | "recorded") =>
+  runWith((store) => Testing.layerReplay(entries, { ...options(store), replayTools }), systemPrompt)
 
 describe("record and replay", () => {
   it.effect("the recorded session has what it claims: a retry, a stall, a fallback, a compaction and tool rounds", () =>
@@ -101,14 +115,31 @@ describe("record and replay", () => {
       const text = recorded.journal.map(JournalEntry.encodeLine).join("\n") + "\n"
       const entries = Either.getOrThrow(JournalEntry.parse(text))
       const started = Date.now()
+      const before = runs.count
       const replayed = yield* replay(entries)
       const realMs = Date.now() - started
+      // The tools were served from the journal: Count did not run again, yet the transcript says "run N".
+      assert.strictEqual(runs.count, before)
       assert.deepStrictEqual(replayed.replay, { divergence: Option.none(), served: 9 })
       assert.strictEqual(replayed.transcript, recorded.transcript)
       assert.deepStrictEqual(replayed.output, recorded.output)
       assert.strictEqual(replayed.journal.map(JournalEntry.encodeLine).join("\n") + "\n", text)
       // Over 2 minutes of virtual waits (backoff, retry-after, the watchdog, the tools), in far less real time.
       assert.isBelow(realMs, 5_000)
+    }))
+
+  it.effect("with live tools the replay runs them again; a tool that answers otherwise diverges at the next call, which names it", () =>
+    Effect.gen(function*() {
+      const recorded = yield* record
+      const before = runs.count
+      const replayed = yield* replay(recorded.journal, undefined, "live")
+      assert.strictEqual(runs.count, before + 1)
+      // Count answers "run N+1" now: the next request differs from the recording, and the replay says where.
+      const divergence = Option.getOrThrow(replayed.replay!.divergence)
+      assert.strictEqual(divergence.call, 3)
+      assert.match(divergence.path, /^\$\.messages\[2\]\.content\[1\]\.content/)
+      assert.include(divergence.diff, `- run ${before}`)
+      assert.include(divergence.diff, `+ run ${before + 1}`)
     }))
 
   it.effect("a changed system prompt diverges at call 1, naming the field, with a diff", () =>
