@@ -9,3 +9,5 @@
 export * as Testing from "./Testing.js"
 /** The scripted model. */
 export * as TestModel from "../model/TestModel.js"
+/** Runs an effect to its end under `TestClock`, jumping to each sleep when nothing else can run. */
+export * as VirtualTime from "./VirtualTime.js"

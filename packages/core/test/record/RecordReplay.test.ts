@@ -8,7 +8,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Autocompact, JournalEntry, ModelError, ReplayModel, Session, SessionStore, TestModel, Tool } from "@keel/core"
-import { Testing } from "@keel/core/testing"
+import { Testing, VirtualTime } from "@keel/core/testing"
 import { Effect, Either, Layer, Option, Schema, Stream, TestContext } from "effect"
 import { sleeper } from "../support/Tools.js"
 
@@ -61,7 +61,7 @@ const runWith = (layerFor: (store: Layer.Layer<SessionStore.SessionStore>) => La
     const store = Layer.succeed(SessionStore.SessionStore, SessionStore.make({ home, files }))
     const { journal, output, replay } = yield* Effect.gen(function*() {
       const session = yield* Session.make({ model: "claude-sonnet-4-6", cwd, ...(systemPrompt ? { systemPrompt } : {}) })
-      const messages = yield* Testing.runFor("10 minutes", Stream.runCollect(session.submit("sleep twice")))
+      const messages = yield* VirtualTime.run(Stream.runCollect(session.submit("sleep twice")))
       const replay = yield* Effect.serviceOption(ReplayModel.Replay)
       return {
         output: [...messages].map((m) => JSON.stringify(m)),
