@@ -1,0 +1,154 @@
+/**
+ * Loads a CommonJS bundle (the CLI's `bundle/*.cjs`) through a V8 code cache: Node 20 has no
+ * `module.enableCompileCache`, and compiling the bundle's modules was a third of `keel -p`'s start.
+ * The bundle is compiled as one `vm.Script` with the `cachedData` an earlier run left; a run that had
+ * none (or whose cache V8 refused) writes one when it exits, holding every function compiled by
+ * then, so the next run skips their parsing and compiling too.
+ *
+ * A cache file is found by the bundle's identity (path, device, inode, size, modification and change
+ * times), the Node version and the architecture, and it carries a CRC-32 of its bytes: a stale,
+ * foreign or corrupt cache is never handed to V8, it is ignored (and replaced at exit), silently.
+ * Caches go in `$KEEL_COMPILE_CACHE`, else `<tmpdir>/keel-compile-cache-<uid>` (created private,
+ * used only when it is the user's own); `KEEL_COMPILE_CACHE=0` turns the cache off.
+ *
+ * Plain Node, no Effect: it runs before the kernel (and Effect) has loaded.
+ *
+ * @since 0.1.0
+ */
+import { isAscii } from "node:buffer"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as vm from "node:vm"
+import * as zlib from "node:zlib"
+
+/** The checksum the cache files carry (Node ≥ 20.15); without it there is no cache. */
+const crc32: ((data: Uint8Array) => number) | undefined = typeof zlib.crc32 === "function" ? zlib.crc32 : undefined
+
+/**
+ * The folder caches go in, from the environment: `KEEL_COMPILE_CACHE` (a folder; `0` or `off`: no
+ * cache), else a private folder of this user's in the OS temp dir. `undefined`: no cache.
+ */
+export const cacheDir = (env: NodeJS.ProcessEnv = process.env): string | undefined => {
+  const set = env.KEEL_COMPILE_CACHE
+  if (set === "0" || set === "off") return undefined
+  if (set !== undefined && set !== "") return set
+  return path.join(os.tmpdir(), `keel-compile-cache-${process.getuid?.() ?? "user"}`)
+}
+
+/** The cache file of `file` (its identity by `stat`, this Node, this architecture) in `dir`. */
+export const cacheFileOf = (file: string, dir: string): string => {
+  const s = fs.statSync(file, { bigint: true })
+  const identity = [file, s.dev, s.ino, s.size, s.mtimeNs, s.ctimeNs, process.version, process.arch].join("\0")
+  const key = (crc32!(Buffer.from(identity)) >>> 0).toString(16).padStart(8, "0")
+  return path.join(dir, `${path.basename(file)}-${s.size}-${key}.v8`)
+}
+
+/** The cache's data when `cacheFile` is this user's and its checksum holds; otherwise nothing. */
+const readCache = (cacheFile: string): Buffer | undefined => {
+  let fd: number | undefined
+  try {
+    fd = fs.openSync(cacheFile, "r")
+    const uid = process.getuid?.()
+    if (uid !== undefined && fs.fstatSync(fd).uid !== uid) return undefined
+    const bytes = fs.readFileSync(fd)
+    if (bytes.length < 8) return undefined
+    const data = bytes.subarray(4)
+    return (crc32!(data) >>> 0) === bytes.readUInt32LE(0) ? data : undefined
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd)
+  }
+}
+
+/** Writes `data` as `cacheFile` (checksum first), through a temporary file renamed into place. */
+const writeCache = (cacheFile: string, data: Buffer): void => {
+  const dir = path.dirname(cacheFile)
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const uid = process.getuid?.()
+  if (uid !== undefined && fs.statSync(dir).uid !== uid) return
+  const head = Buffer.alloc(4)
+  head.writeUInt32LE(crc32!(data) >>> 0, 0)
+  const tmp = `${cacheFile}.${process.pid}.tmp`
+  try {
+    fs.writeFileSync(tmp, Buffer.concat([head, data]), { mode: 0o600 })
+    fs.renameSync(tmp, cacheFile)
+  } catch {
+    fs.rmSync(tmp, { force: true })
+  }
+}
+
+/** How a {@link load} went: the exports, whether V8 took a cache, whether one is written at exit. */
+export interface Loaded {
+  readonly exports: unknown
+  readonly cached: boolean
+  readonly writesCache: boolean
+}
+
+/** The caches to write as the process exits (one `exit` listener for them all). */
+const pending: Array<() => void> = []
+
+const atExit = (write: () => void): void => {
+  if (pending.length === 0) {
+    process.once("exit", () => {
+      for (const w of pending.splice(0)) {
+        try {
+          w()
+        } catch {
+          // A cache that cannot be written is only a slower next start.
+        }
+      }
+    })
+  }
+  pending.push(write)
+}
+
+/** The files loaded so far, by path: a chunk runs once however many chunks require it. */
+const loaded = new Map<string, Loaded & { readonly module: { exports: unknown } }>()
+
+/**
+ * Runs the CommonJS file `file` (a path or `file:` URL) as Node would `require` it, compiled with
+ * its code cache from `dir` when there is a good one, and returns its exports; when there was none,
+ * the cache is written as the process exits. Its `require` of a relative `.cjs` file (another chunk
+ * of the bundle) loads that file the same way; any other `require` is Node's. Never fails for a
+ * cache's sake.
+ */
+export const load = (file: string | URL, dir: string | undefined = cacheDir()): Loaded => {
+  const filename = typeof file === "string" ? path.resolve(file) : fileURLToPath(file)
+  const known = loaded.get(filename)
+  if (known !== undefined) return { ...known, exports: known.module.exports }
+  const bytes = fs.readFileSync(filename)
+  // An ASCII source (the bundle is one) decodes to a one-byte string: a copy, not a UTF-8 decode.
+  const source = bytes.toString(typeof isAscii === "function" && isAscii(bytes) ? "latin1" : "utf8")
+  let cacheFile: string | undefined
+  try {
+    cacheFile = dir !== undefined && crc32 !== undefined ? cacheFileOf(filename, dir) : undefined
+  } catch {
+    cacheFile = undefined
+  }
+  const cachedData = cacheFile !== undefined ? readCache(cacheFile) : undefined
+  // Node's CommonJS wrapper, on the source's first line (line numbers stay the file's), strict as
+  // the ES modules the bundle was made of.
+  const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {"use strict";${source}\n})`, {
+    filename,
+    ...(cachedData !== undefined ? { cachedData } : {})
+  })
+  const cached = cachedData !== undefined && !script.cachedDataRejected
+  const writesCache = cacheFile !== undefined && !cached
+  if (writesCache) atExit(() => writeCache(cacheFile!, script.createCachedData()))
+  const module = { exports: {} as unknown }
+  const entry = { module, cached, writesCache, exports: undefined }
+  loaded.set(filename, entry)
+  const dirname = path.dirname(filename)
+  const nodeRequire = createRequire(filename)
+  const require = Object.assign(
+    (id: string) => (id.startsWith("./") && id.endsWith(".cjs") ? load(path.join(dirname, id), dir).exports : nodeRequire(id)),
+    nodeRequire
+  )
+  const wrapper = script.runInThisContext() as (...args: ReadonlyArray<unknown>) => void
+  wrapper.call(module.exports, module.exports, require, module, filename, dirname)
+  return { exports: module.exports, cached, writesCache }
+}
