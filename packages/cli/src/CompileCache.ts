@@ -8,6 +8,7 @@
  * A cache file is found by the bundle's identity (path, device, inode, size, modification and change
  * times), the Node version and the architecture, and it carries a CRC-32 of its bytes: a stale,
  * foreign or corrupt cache is never handed to V8, it is ignored (and replaced at exit), silently.
+ * Writing a cache removes the one it replaces and any left unused for a week.
  * Caches go in `$KEEL_COMPILE_CACHE`, else `<tmpdir>/keel-compile-cache-<uid>` (created private,
  * used only when it is the user's own); `KEEL_COMPILE_CACHE=0` turns the cache off.
  *
@@ -38,12 +39,40 @@ export const cacheDir = (env: NodeJS.ProcessEnv = process.env): string | undefin
   return path.join(os.tmpdir(), `keel-compile-cache-${process.getuid?.() ?? "user"}`)
 }
 
-/** The cache file of `file` (its identity by `stat`, this Node, this architecture) in `dir`. */
+const hex = (text: string): string => (crc32!(Buffer.from(text)) >>> 0).toString(16).padStart(8, "0")
+
+/**
+ * The cache file of `file` in `dir`: `<name>-<path's hash>-<identity's hash>.v8`, the identity being
+ * the file's by `stat` (device, inode, size, modification and change times), this Node and this
+ * architecture.
+ */
 export const cacheFileOf = (file: string, dir: string): string => {
   const s = fs.statSync(file, { bigint: true })
-  const identity = [file, s.dev, s.ino, s.size, s.mtimeNs, s.ctimeNs, process.version, process.arch].join("\0")
-  const key = (crc32!(Buffer.from(identity)) >>> 0).toString(16).padStart(8, "0")
-  return path.join(dir, `${path.basename(file)}-${s.size}-${key}.v8`)
+  const identity = [s.dev, s.ino, s.size, s.mtimeNs, s.ctimeNs, process.version, process.arch].join("\0")
+  return path.join(dir, `${path.basename(file)}-${hex(file)}-${hex(identity)}.v8`)
+}
+
+/** Caches not written for a week are removed (by the next process that writes one). */
+const STALE_MS = 7 * 24 * 60 * 60 * 1000
+
+/**
+ * Removes, beside the cache just written, the caches it replaces (the same file at the same path,
+ * an earlier build of it) and any cache not rewritten for {@link STALE_MS}.
+ */
+const prune = (written: string): void => {
+  const dir = path.dirname(written)
+  const own = path.basename(written)
+  const sameFile = own.slice(0, own.lastIndexOf("-") + 1)
+  const now = Date.now()
+  for (const name of fs.readdirSync(dir)) {
+    if (name === own || !name.endsWith(".v8")) continue
+    const file = path.join(dir, name)
+    try {
+      if (name.startsWith(sameFile) || now - fs.statSync(file).mtimeMs > STALE_MS) fs.rmSync(file, { force: true })
+    } catch {
+      // Gone already, or not ours to remove.
+    }
+  }
 }
 
 /** The cache's data when `cacheFile` is this user's and its checksum holds; otherwise nothing. */
@@ -78,7 +107,9 @@ const writeCache = (cacheFile: string, data: Buffer): void => {
     fs.renameSync(tmp, cacheFile)
   } catch {
     fs.rmSync(tmp, { force: true })
+    return
   }
+  prune(cacheFile)
 }
 
 /** How a {@link load} went: the exports, whether V8 took a cache, whether one is written at exit. */

@@ -33,7 +33,7 @@ describe("CompileCache", () => {
     fs.writeFileSync(path.join(root, "other.cjs"), "exports.n = require(\"./chunk.cjs\").n")
     fs.writeFileSync(file, "const a = require(\"./chunk.cjs\"), b = require(\"./other.cjs\")\nexports.value = [a.n + 2, b.n, globalThis.__runs, require(\"node:path\").sep]")
     assert.deepStrictEqual(loadIn(file, dir), { cached: false, writesCache: true, value: [42, 40, 1, "/"] })
-    assert.deepStrictEqual(fs.readdirSync(dir).map((f) => f.replace(/-\d+-[0-9a-f]{8}\.v8$/, "")).sort(), ["chunk.cjs", "main.cjs", "other.cjs"])
+    assert.deepStrictEqual(fs.readdirSync(dir).map((f) => f.replace(/-[0-9a-f]{8}-[0-9a-f]{8}\.v8$/, "")).sort(), ["chunk.cjs", "main.cjs", "other.cjs"])
     assert.deepStrictEqual(loadIn(file, dir), { cached: true, writesCache: false, value: [42, 40, 1, "/"] })
   })
 
@@ -60,6 +60,23 @@ describe("CompileCache", () => {
     fs.writeFileSync(file, "exports.value = 'new'")
     fs.utimesSync(file, npmTime, npmTime)
     assert.deepStrictEqual(loadIn(file, dir), { cached: false, writesCache: true, value: "new" })
+    // The new build's cache replaced the old one's.
+    assert.strictEqual(fs.readdirSync(dir).length, 1)
+  })
+
+  it("writing a cache removes those unused for a week, and leaves the caches of other files", () => {
+    const { dir, file, root } = fresh()
+    fs.mkdirSync(dir)
+    const old = path.join(dir, "gone.cjs-00000000-00000000.v8")
+    const recent = path.join(dir, "kept.cjs-00000000-00000000.v8")
+    fs.writeFileSync(old, "x")
+    fs.writeFileSync(recent, "x")
+    const eightDaysAgo = new Date(Date.now() - 8 * 24 * 60 * 60 * 1000)
+    fs.utimesSync(old, eightDaysAgo, eightDaysAgo)
+    fs.writeFileSync(file, "exports.value = 1")
+    loadIn(file, dir)
+    assert.deepStrictEqual(fs.readdirSync(dir).map((f) => f.split("-")[0]).sort(), ["kept.cjs", "main.cjs"])
+    assert.isTrue(fs.existsSync(root))
   })
 
   it("KEEL_COMPILE_CACHE names the folder; 0 turns the cache off", async () => {
