@@ -1,13 +1,14 @@
 /**
- * Loads a CommonJS bundle (the CLI's `bundle/*.cjs`) through a V8 code cache: Node 20 has no
+ * Loads a CommonJS bundle (the CLI's `bundle/*.cjs` chunks) through a V8 code cache: Node 20 has no
  * `module.enableCompileCache`, and compiling the bundle's modules was a third of `keel -p`'s start.
- * The bundle is compiled as one `vm.Script` with the `cachedData` an earlier run left; a run that had
+ * Each chunk is compiled as a `vm.Script` with the `cachedData` an earlier run left; a run that had
  * none (or whose cache V8 refused) writes one when it exits, holding every function compiled by
  * then, so the next run skips their parsing and compiling too.
  *
- * A cache file is found by the bundle's identity (path, device, inode, size, modification and change
- * times), the Node version and the architecture, and it carries a CRC-32 of its bytes: a stale,
- * foreign or corrupt cache is never handed to V8, it is ignored (and replaced at exit), silently.
+ * A cache file is found by its chunk's identity (path, device, inode, size, modification and change
+ * times), the Node version and the architecture, holds that identity (compared whole) and a CRC-32
+ * of its bytes: V8 itself checks little more than the source's length, so a stale, foreign or
+ * corrupt cache is never handed to it; it is ignored (and replaced at exit), silently.
  * Writing a cache removes the one it replaces and any left unused for a week.
  * Caches go in `$KEEL_COMPILE_CACHE`, else `<tmpdir>/keel-compile-cache-<uid>` (created private,
  * used only when it is the user's own); `KEEL_COMPILE_CACHE=0` turns the cache off.
@@ -41,15 +42,23 @@ export const cacheDir = (env: NodeJS.ProcessEnv = process.env): string | undefin
 
 const hex = (text: string): string => (crc32!(Buffer.from(text)) >>> 0).toString(16).padStart(8, "0")
 
-/**
- * The cache file of `file` in `dir`: `<name>-<path's hash>-<identity's hash>.v8`, the identity being
- * the file's by `stat` (device, inode, size, modification and change times), this Node and this
- * architecture.
- */
-export const cacheFileOf = (file: string, dir: string): string => {
+/** Where `file`'s cache is and whose it is. */
+export interface CacheKey {
+  /** `<dir>/<name>-<path's hash>-<identity's hash>.v8`. */
+  readonly file: string
+  /**
+   * The source's path, its identity by `stat` (device, inode, size, modification and change times),
+   * this Node and this architecture: written in the cache and compared whole when it is read, so a
+   * hash collision cannot hand V8 another file's cache.
+   */
+  readonly identity: string
+}
+
+/** The cache of `file` in `dir`. */
+export const cacheKeyOf = (file: string, dir: string): CacheKey => {
   const s = fs.statSync(file, { bigint: true })
-  const identity = [s.dev, s.ino, s.size, s.mtimeNs, s.ctimeNs, process.version, process.arch].join("\0")
-  return path.join(dir, `${path.basename(file)}-${hex(file)}-${hex(identity)}.v8`)
+  const identity = [file, s.dev, s.ino, s.size, s.mtimeNs, s.ctimeNs, process.version, process.arch].join("\0")
+  return { file: path.join(dir, `${path.basename(file)}-${hex(file)}-${hex(identity)}.v8`), identity }
 }
 
 /** Caches not written for a week are removed (by the next process that writes one). */
@@ -75,16 +84,22 @@ const prune = (written: string): void => {
   }
 }
 
-/** The cache's data when `cacheFile` is this user's and its checksum holds; otherwise nothing. */
-const readCache = (cacheFile: string): Buffer | undefined => {
+/**
+ * The cache's data when its file is this user's, holds `key`'s identity and its checksum holds;
+ * otherwise nothing. The file: the data's CRC-32, the identity's length (both 4 bytes, LE), the
+ * identity, the data.
+ */
+const readCache = (key: CacheKey): Buffer | undefined => {
   let fd: number | undefined
   try {
-    fd = fs.openSync(cacheFile, "r")
+    fd = fs.openSync(key.file, "r")
     const uid = process.getuid?.()
     if (uid !== undefined && fs.fstatSync(fd).uid !== uid) return undefined
     const bytes = fs.readFileSync(fd)
     if (bytes.length < 8) return undefined
-    const data = bytes.subarray(4)
+    const identityEnd = 8 + bytes.readUInt32LE(4)
+    if (identityEnd > bytes.length || bytes.toString("utf8", 8, identityEnd) !== key.identity) return undefined
+    const data = bytes.subarray(identityEnd)
     return (crc32!(data) >>> 0) === bytes.readUInt32LE(0) ? data : undefined
   } catch {
     return undefined
@@ -93,23 +108,25 @@ const readCache = (cacheFile: string): Buffer | undefined => {
   }
 }
 
-/** Writes `data` as `cacheFile` (checksum first), through a temporary file renamed into place. */
-const writeCache = (cacheFile: string, data: Buffer): void => {
-  const dir = path.dirname(cacheFile)
+/** Writes `data` as `key`'s cache (see {@link readCache}), through a temporary file renamed into place. */
+const writeCache = (key: CacheKey, data: Buffer): void => {
+  const dir = path.dirname(key.file)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   const uid = process.getuid?.()
   if (uid !== undefined && fs.statSync(dir).uid !== uid) return
-  const head = Buffer.alloc(4)
+  const identity = Buffer.from(key.identity)
+  const head = Buffer.alloc(8)
   head.writeUInt32LE(crc32!(data) >>> 0, 0)
-  const tmp = `${cacheFile}.${process.pid}.tmp`
+  head.writeUInt32LE(identity.length, 4)
+  const tmp = `${key.file}.${process.pid}.tmp`
   try {
-    fs.writeFileSync(tmp, Buffer.concat([head, data]), { mode: 0o600 })
-    fs.renameSync(tmp, cacheFile)
+    fs.writeFileSync(tmp, Buffer.concat([head, identity, data]), { mode: 0o600 })
+    fs.renameSync(tmp, key.file)
   } catch {
     fs.rmSync(tmp, { force: true })
     return
   }
-  prune(cacheFile)
+  prune(key.file)
 }
 
 /** How a {@link load} went: the exports, whether V8 took a cache, whether one is written at exit. */
@@ -154,13 +171,13 @@ export const load = (file: string | URL, dir: string | undefined = cacheDir()): 
   const bytes = fs.readFileSync(filename)
   // An ASCII source (the bundle is one) decodes to a one-byte string: a copy, not a UTF-8 decode.
   const source = bytes.toString(typeof isAscii === "function" && isAscii(bytes) ? "latin1" : "utf8")
-  let cacheFile: string | undefined
+  let key: CacheKey | undefined
   try {
-    cacheFile = dir !== undefined && crc32 !== undefined ? cacheFileOf(filename, dir) : undefined
+    key = dir !== undefined && crc32 !== undefined ? cacheKeyOf(filename, dir) : undefined
   } catch {
-    cacheFile = undefined
+    key = undefined
   }
-  const cachedData = cacheFile !== undefined ? readCache(cacheFile) : undefined
+  const cachedData = key !== undefined ? readCache(key) : undefined
   // Node's CommonJS wrapper, on the source's first line (line numbers stay the file's), strict as
   // the ES modules the bundle was made of.
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) {"use strict";${source}\n})`, {
@@ -168,8 +185,8 @@ export const load = (file: string | URL, dir: string | undefined = cacheDir()): 
     ...(cachedData !== undefined ? { cachedData } : {})
   })
   const cached = cachedData !== undefined && !script.cachedDataRejected
-  const writesCache = cacheFile !== undefined && !cached
-  if (writesCache) atExit(() => writeCache(cacheFile!, script.createCachedData()))
+  const writesCache = key !== undefined && !cached
+  if (writesCache) atExit(() => writeCache(key!, script.createCachedData()))
   const module = { exports: {} as unknown }
   const entry = { module, cached, writesCache, exports: undefined }
   loaded.set(filename, entry)

@@ -64,6 +64,17 @@ describe("CompileCache", () => {
     assert.strictEqual(fs.readdirSync(dir).length, 1)
   })
 
+  it("a cache under another file's name (a hash collision) is not taken: the identity inside must match", async () => {
+    const { cacheKeyOf } = await import("../src/CompileCache.js")
+    const { dir, file, root } = fresh()
+    const other = path.join(root, "other.cjs")
+    fs.writeFileSync(other, "exports.value = 'other'")
+    fs.writeFileSync(file, "exports.value = 'mine!'")
+    loadIn(other, dir)
+    fs.renameSync(cacheKeyOf(other, dir).file, cacheKeyOf(file, dir).file)
+    assert.deepStrictEqual(loadIn(file, dir), { cached: false, writesCache: true, value: "mine!" })
+  })
+
   it("writing a cache removes those unused for a week, and leaves the caches of other files", () => {
     const { dir, file, root } = fresh()
     fs.mkdirSync(dir)
