@@ -16,7 +16,7 @@
  *   as it makes it now (`TranscriptAppender`: `writeSync` on a held file, one fsync + close per 200
  *   appends included), wall and CPU time per append.
  *
- * Variants: KEEL_BENCH_BUNDLES="name=path/to/bundle/main.js,..." (default: this checkout's bundle),
+ * Variants: KEEL_BENCH_BUNDLES="name=path/to/bundle/main.cjs,..." (default: this checkout's bundle),
  * to compare builds in one run; KEEL_BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p" adds flags to
  * the measured processes' `node`.
  *
@@ -36,7 +36,7 @@ import * as FakeAnthropic from "../test/support/FakeAnthropic.js"
 const runs = Number(process.env.KEEL_BENCH_RUNS ?? 7)
 const rounds = Number(process.env.KEEL_BENCH_ROUNDS ?? 50)
 const here = path.dirname(new URL(import.meta.url).pathname)
-const bundles = (process.env.KEEL_BENCH_BUNDLES ?? `this=${path.join(here, "..", "packages", "cli", "bundle", "main.js")}`)
+const bundles = (process.env.KEEL_BENCH_BUNDLES ?? `this=${path.join(here, "..", "packages", "cli", "bundle", "main.cjs")}`)
   .split(",").map((pair) => pair.split("=") as [string, string])
 /** Extra flags for the measured `node` (e.g. `--cpu-prof`). */
 const nodeArgs = (process.env.KEEL_BENCH_NODE_ARGS ?? "").split(" ").filter((a) => a.length > 0)

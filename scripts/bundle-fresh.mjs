@@ -7,7 +7,7 @@
  *
  * Its inputs: every file tsc wrote under packages/{core,tools,cli}/dist, the installed dependencies
  * (node_modules/.package-lock.json, rewritten by each install) and the bundle command itself
- * (packages/cli/package.json). The bundle is fresh when its oldest file is newer than the newest
+ * (packages/cli/package.json, packages/cli/scripts/bundle.mjs). The bundle is fresh when its oldest file is newer than the newest
  * input.
  *
  *   node scripts/bundle-fresh.mjs || npm run bundle -w @keel/cli
@@ -26,11 +26,12 @@ const times = (dir) => {
 
 const fresh = () => {
   const outputs = times(path.join(ROOT, "packages", "cli", "bundle"))
-  if (!outputs.some(() => true) || !fs.existsSync(path.join(ROOT, "packages", "cli", "bundle", "main.js"))) return false
+  if (!outputs.some(() => true) || !fs.existsSync(path.join(ROOT, "packages", "cli", "bundle", "main.cjs"))) return false
   const inputs = [
     ...["core", "tools", "cli"].flatMap((p) => times(path.join(ROOT, "packages", p, "dist"))),
     fs.statSync(path.join(ROOT, "node_modules", ".package-lock.json")).mtimeMs,
-    fs.statSync(path.join(ROOT, "packages", "cli", "package.json")).mtimeMs
+    fs.statSync(path.join(ROOT, "packages", "cli", "package.json")).mtimeMs,
+    fs.statSync(path.join(ROOT, "packages", "cli", "scripts", "bundle.mjs")).mtimeMs
   ]
   return Math.max(...inputs) < Math.min(...outputs)
 }

@@ -374,9 +374,9 @@ describe("keel start-up", () => {
     assert.strictEqual(help.code, 0)
     assert.include(help.stdout, "--input-format <format>")
     for (const r of [version, help]) {
-      assert.include(r.bundle.map((u) => path.basename(u)), "main.js")
+      assert.include(r.bundle.map((u) => path.basename(u)), "main.cjs")
       assert.isFalse(loadsKernel(r.urls), `loaded:\n${r.urls.join("\n")}`)
-      assert.isFalse(r.urls.some((u) => /\/(Headless|Repl|Query)-[^/]*\.js$/.test(u)))
+      assert.isFalse(r.urls.some((u) => /\/(Headless|Repl|Query)-[^/]*\.c?js$/.test(u)))
     }
     // The trace sees the kernel when a run needs it (here one that stops at the missing API key).
     const headless = await loadedBy(["-p", "x"])
