@@ -10,8 +10,9 @@
  * of its bytes: V8 itself checks little more than the source's length, so a stale, foreign or
  * corrupt cache is never handed to it; it is ignored (and replaced at exit), silently.
  * Writing a cache removes the one it replaces and any left unused for a week.
- * Caches go in `$KEEL_COMPILE_CACHE`, else `<tmpdir>/keel-compile-cache-<uid>` (created private,
- * used only when it is the user's own); `KEEL_COMPILE_CACHE=0` turns the cache off.
+ * Caches go in `$KEEL_COMPILE_CACHE`, else `<tmpdir>/keel-compile-cache-<uid>` (created private);
+ * a cache is used only when its file is the user's own, has no other links, and lies in a folder
+ * of the user's that nobody else can write. `KEEL_COMPILE_CACHE=0` turns the cache off.
  *
  * Plain Node, no Effect: it runs before the kernel (and Effect) has loaded.
  *
@@ -94,7 +95,13 @@ const readCache = (key: CacheKey): Buffer | undefined => {
   try {
     fd = fs.openSync(key.file, "r")
     const uid = process.getuid?.()
-    if (uid !== undefined && fs.fstatSync(fd).uid !== uid) return undefined
+    if (uid !== undefined) {
+      // Code V8 runs must be this user's own: the file theirs and not linked from elsewhere, in a
+      // folder of theirs that no one else may write (a folder another user made in /tmp is not).
+      const file = fs.fstatSync(fd)
+      const folder = fs.statSync(path.dirname(key.file))
+      if (file.uid !== uid || file.nlink !== 1 || folder.uid !== uid || (folder.mode & 0o022) !== 0) return undefined
+    }
     const bytes = fs.readFileSync(fd)
     if (bytes.length < 8) return undefined
     const identityEnd = 8 + bytes.readUInt32LE(4)

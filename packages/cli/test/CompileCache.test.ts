@@ -49,6 +49,20 @@ describe("CompileCache", () => {
     assert.deepStrictEqual(loadIn(file, dir), { cached: true, writesCache: false, value: [2, 4, 6] })
   })
 
+  it("a cache in a folder others can write, or with a second link, is not taken (code V8 runs must be the user's own)", () => {
+    const { dir, file, root } = fresh()
+    fs.writeFileSync(file, "exports.value = 7")
+    loadIn(file, dir)
+    assert.strictEqual(loadIn(file, dir).cached, true)
+    fs.chmodSync(dir, 0o777)
+    assert.deepStrictEqual(loadIn(file, dir), { cached: false, writesCache: true, value: 7 })
+    fs.chmodSync(dir, 0o700)
+    assert.strictEqual(loadIn(file, dir).cached, true)
+    const [cache] = fs.readdirSync(dir).map((f) => path.join(dir, f))
+    fs.linkSync(cache!, path.join(root, "elsewhere.v8"))
+    assert.strictEqual(loadIn(file, dir).cached, false)
+  })
+
   it("a file rewritten with the same length and modification time does not get the old file's cache", () => {
     // V8 checks only a source's length against a cache: the key must tell the two files apart.
     const { dir, file } = fresh()
