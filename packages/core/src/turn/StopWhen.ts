@@ -53,13 +53,9 @@ export const stopWhen = (interrupt: Effect.Effect<void>) => <A>(stream: Stream.S
         idle = () => resume(Effect.void)
       })
     })
-    // Not `Effect.forever`, which yields to the scheduler after every round: each round here waits
-    // for the consumer's ask already, so the yield would only add a wake-up per chunk.
-    const produce: Effect.Effect<never> = Effect.flatMap(
-      Effect.zipRight(ask, Effect.flatMap(Effect.exit(pull), (exit) => Effect.sync(() => deliver(exit)))),
-      () => produce
+    const producer = yield* Effect.forkScoped(
+      Effect.forever(Effect.zipRight(ask, Effect.flatMap(Effect.exit(pull), (exit) => Effect.sync(() => deliver(exit)))))
     )
-    const producer = yield* Effect.forkScoped(produce)
     const end = Exit.fail(Option.none())
     yield* Effect.forkScoped(
       interrupt.pipe(
