@@ -68,6 +68,11 @@ export interface Scheduler {
   readonly discard: () => void
   /** Progress ticks and messages as they happen, results in call order; ends after `close` once all are answered. */
   readonly events: Stream.Stream<Event>
+  /**
+   * `events` without the results (a consumer that reads them from `finished`): a chunk that would
+   * hold only results is not emitted at all, rather than emitted empty.
+   */
+  readonly progress: Stream.Stream<Exclude<Event, { readonly _tag: "Result" }>>
   /** Results of the calls that finished, by `tool_use` id (finished ones keep theirs when a turn is interrupted). */
   readonly finished: ReadonlyMap<string, ToolResultBlock>
 }
@@ -123,6 +128,8 @@ interface State {
   /** The label of the call whose failure cancelled the others, once one did. */
   cancelledBy: string | undefined
 }
+
+const isProgress = (event: Event): event is Exclude<Event, { readonly _tag: "Result" }> => event._tag !== "Result"
 
 const wake = (state: State) => {
   const resume = state.waiting
@@ -286,21 +293,24 @@ export const make = (options: Options, scope: Scope.Scope): Effect.Effect<Schedu
       closed: false,
       cancelledBy: undefined
     }
-    /** The events out so far, in one chunk; else waits for one, or ends. */
-    const pull: Effect.Effect<Chunk.Chunk<Event>, Option.Option<never>> = Effect.suspend(() => {
-      if (state.out.length > 0) {
-        const events = state.out
-        state.out = []
-        return Effect.succeed(Chunk.unsafeFromArray(events))
-      }
-      if (state.ended) return Effect.fail(Option.none())
-      return Effect.async<Chunk.Chunk<Event>, Option.Option<never>>((resume) => {
-        state.waiting = () => resume(pull)
-        return Effect.sync(() => {
-          state.waiting = undefined
+    /** The events out so far (those `keep` keeps), in one chunk; else waits for one, or ends. */
+    const pullWhere = <A extends Event>(keep: ((event: Event) => event is A) | undefined) => {
+      const pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<never>> = Effect.suspend(() => {
+        if (state.out.length > 0) {
+          const events = keep === undefined ? state.out as Array<A> : state.out.filter(keep)
+          state.out = []
+          if (events.length > 0) return Effect.succeed(Chunk.unsafeFromArray(events))
+        }
+        if (state.ended) return Effect.fail(Option.none())
+        return Effect.async<Chunk.Chunk<A>, Option.Option<never>>((resume) => {
+          state.waiting = () => resume(pull)
+          return Effect.sync(() => {
+            state.waiting = undefined
+          })
         })
       })
-    })
+      return pull
+    }
     return {
       add: (job) => {
         state.entries.push({ job, fiber: undefined, result: undefined })
@@ -311,7 +321,8 @@ export const make = (options: Options, scope: Scope.Scope): Effect.Effect<Schedu
         endIfDone(state)
       },
       discard: () => discard(state),
-      events: Stream.repeatEffectChunkOption(pull),
+      events: Stream.repeatEffectChunkOption(pullWhere(undefined)),
+      progress: Stream.repeatEffectChunkOption(pullWhere(isProgress)),
       finished: state.finished
     }
   })
