@@ -70,16 +70,13 @@ export const run = (
         }
         return chunk
       })
-      const finished = CheapStream.execute(Effect.sync(() => {
-        done = true
-      }))
-      return Stream.concat(watched, finished).pipe(
+      // Done unless it fails and `onFailure` asks for another attempt: nothing to run when it succeeds.
+      done = true
+      return watched.pipe(
         Stream.catchAll((error) =>
           CheapStream.unwrap(Effect.map(onFailure(error, current), (next): Stream.Stream<Item, ModelError> => {
-            if (next._tag === "GiveUp") {
-              done = true
-              return Stream.fail(next.error)
-            }
+            if (next._tag === "GiveUp") return Stream.fail(next.error)
+            done = false
             return partial ? Stream.concat(CheapStream.of(ModelNotice.retracted({ reason, messageId })), next.before) : next.before
           }))
         )

@@ -82,12 +82,13 @@ export const make = (client: ModelClient["Type"], timeout: Duration.DurationInpu
         const room = Effect.async<void>((resume) => {
           full = () => resume(Effect.void)
         })
-        yield* Effect.forkScoped(
-          Effect.forever(Effect.flatMap(below, (chunk) => {
-            put(chunk)
-            return buffer.length < 4 ? Effect.void : room
-          })).pipe(Effect.catchAllCause((cause) => Effect.sync(() => end(cause))))
-        )
+        // Not `Effect.forever`, which yields to the scheduler after every chunk: the call below waits
+        // on the network between reads already, and the buffer bounds how far it runs ahead.
+        const produce: Effect.Effect<never, Option.Option<ModelError>> = Effect.flatMap(below, (chunk) => {
+          put(chunk)
+          return buffer.length < 4 ? produce : Effect.zipRight(room, produce)
+        })
+        yield* Effect.forkScoped(produce.pipe(Effect.catchAllCause((cause) => Effect.sync(() => end(cause)))))
         // Sleeps until the next deadline of the current wait; a wait that ended meanwhile just means
         // another nap. At most one wake-up per `warnMs` while the stream flows.
         const watch: Effect.Effect<void> = Effect.suspend(() => {

@@ -9,18 +9,22 @@
  * A failure of a tool that cancels its siblings (Bash) interrupts the calls running beside it and
  * answers them, and every call still queued, with "Cancelled: parallel tool call … errored".
  *
- * One fiber owns the state: additions, completions and resets are commands on a queue, handled in
- * order, so no two steps ever race. Every fiber lives in the scope given to {@link make}; closing it
- * interrupts every running call.
+ * The state is changed only by synchronous steps (adding a call, closing, discarding, a call's
+ * outcome), so no two steps ever interleave, and the scheduler needs no fiber or queue of its own:
+ * a round costs one fiber per call (and its progress ticker). Every call's fiber lives in the scope
+ * given to {@link make}; closing it interrupts every running call and waits for it.
  *
  * @since 0.1.0
  */
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Queue from "effect/Queue"
-import type * as Scope from "effect/Scope"
+import type * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ToolResultBlock } from "../message/Message.js"
 import type { ToolEvent } from "./ToolEvent.js"
@@ -64,6 +68,11 @@ export interface Scheduler {
   readonly discard: () => void
   /** Progress ticks and messages as they happen, results in call order; ends after `close` once all are answered. */
   readonly events: Stream.Stream<Event>
+  /**
+   * `events` without the results (a consumer that reads them from `finished`): a chunk that would
+   * hold only results is not emitted at all, rather than emitted empty.
+   */
+  readonly progress: Stream.Stream<Exclude<Event, { readonly _tag: "Result" }>>
   /** Results of the calls that finished, by `tool_use` id (finished ones keep theirs when a turn is interrupted). */
   readonly finished: ReadonlyMap<string, ToolResultBlock>
 }
@@ -81,32 +90,32 @@ export interface Options {
 /** Time between progress ticks of a running call. @category Constants */
 export const DEFAULT_PROGRESS_INTERVAL = Duration.seconds(1)
 
-type Command =
-  | { readonly _tag: "Add"; readonly job: Job }
-  | { readonly _tag: "Close" }
-  | { readonly _tag: "Discard" }
-  | { readonly _tag: "Done"; readonly generation: number; readonly index: number; readonly outcome: Outcome }
-
 interface Entry {
   readonly job: Job
   fiber: Fiber.RuntimeFiber<void> | undefined
   result: ToolResultBlock | undefined
 }
 
-const END = Symbol("end")
-
 /**
- * A scheduler's state, owned by its loop fiber (only commands taken from `commands` change it), and
- * what its steps use: the options, the scope calls run in, the queue of commands and the one of events.
+ * A scheduler's state and what its steps use: the options, how a call's fiber is forked, the events
+ * not yet taken. Every step is synchronous (JavaScript runs one at a time), so no two ever interleave;
+ * a call's fiber hands its outcome back by calling {@link done} when it ends.
  */
 interface State {
   readonly options: Options
-  readonly scope: Scope.Scope
-  readonly commands: Queue.Queue<Command>
-  readonly out: Queue.Queue<Event | typeof END>
+  /** Forks a call's fiber (started on the next tick, as `Effect.fork` does) in the scheduler's scope. */
+  readonly fork: (effect: Effect.Effect<void>) => Fiber.RuntimeFiber<void>
+  /** Who interrupts the calls a discard or a failure stops. */
+  readonly self: FiberId.FiberId
   readonly interval: Duration.Duration
   readonly finished: Map<string, ToolResultBlock>
-  /** Counts discards: a `Done` from a call of an earlier generation is ignored. */
+  /** Events not yet taken by the consumer. */
+  out: Array<Event>
+  /** The consumer, while it waits for an event. */
+  waiting: (() => void) | undefined
+  /** Every call is answered after `close`, and the last result is out. */
+  ended: boolean
+  /** Counts discards: an outcome from a call of an earlier generation is ignored. */
   generation: number
   entries: Array<Entry>
   /** The next call to start, and the next whose result is emitted. */
@@ -120,7 +129,26 @@ interface State {
   cancelledBy: string | undefined
 }
 
-const emit = (state: State, event: Event) => Queue.offer(state.out, event)
+const isProgress = (event: Event): event is Exclude<Event, { readonly _tag: "Result" }> => event._tag !== "Result"
+
+const wake = (state: State) => {
+  const resume = state.waiting
+  state.waiting = undefined
+  resume?.()
+}
+
+const emit = (state: State, event: Event) => {
+  state.out.push(event)
+  wake(state)
+}
+
+/** After `close`, once every result is out: the end of the events. */
+const endIfDone = (state: State) => {
+  if (state.closed && state.nextEmit === state.entries.length && !state.ended) {
+    state.ended = true
+    wake(state)
+  }
+}
 
 /** `Progress` ticks of a running call, every `interval`, until the call's fiber ends. */
 const ticks = (state: State, job: Job) =>
@@ -130,7 +158,7 @@ const ticks = (state: State, job: Job) =>
       yield* Effect.sleep(state.interval)
       const now = yield* Clock.currentTimeMillis
       const elapsedSeconds = (now - startedAt) / 1000
-      yield* emit(state, { _tag: "Progress", toolUseId: job.id, toolName: job.toolName, elapsedSeconds })
+      emit(state, { _tag: "Progress", toolUseId: job.id, toolName: job.toolName, elapsedSeconds })
     }
   })
 
@@ -138,132 +166,124 @@ const ticks = (state: State, job: Job) =>
  * Gives a call its result, then emits every result now due, in call order (and the end of the
  * events once all are out after `close`).
  */
-const settle = (state: State, entry: Entry, result: ToolResultBlock) =>
-  Effect.gen(function*() {
-    if (entry.fiber !== undefined) {
-      state.running--
-      if (!entry.job.safe) state.runningUnsafe--
-      entry.fiber = undefined
-    }
-    entry.result = result
-    state.finished.set(entry.job.id, result)
-    while (state.nextEmit < state.entries.length && state.entries[state.nextEmit]!.result !== undefined) {
-      yield* emit(state, { _tag: "Result", result: state.entries[state.nextEmit]!.result! })
-      state.nextEmit++
-    }
-    if (state.closed && state.nextEmit === state.entries.length) yield* Queue.offer(state.out, END)
-  })
+const settle = (state: State, entry: Entry, result: ToolResultBlock) => {
+  if (entry.fiber !== undefined) {
+    state.running--
+    if (!entry.job.safe) state.runningUnsafe--
+    entry.fiber = undefined
+  }
+  entry.result = result
+  state.finished.set(entry.job.id, result)
+  while (state.nextEmit < state.entries.length && state.entries[state.nextEmit]!.result !== undefined) {
+    emit(state, { _tag: "Result", result: state.entries[state.nextEmit]!.result! })
+    state.nextEmit++
+  }
+  endIfDone(state)
+}
 
-/** Starts call `index` in the scope, with its progress ticks; its outcome comes back as a `Done` command. */
-const start = (state: State, entry: Entry, index: number) =>
-  Effect.gen(function*() {
-    const gen = state.generation
-    state.running++
-    if (!entry.job.safe) state.runningUnsafe++
-    entry.fiber = yield* Effect.forkIn(
-      Effect.gen(function*() {
-        yield* Effect.fork(ticks(state, entry.job))
-        const outcome = yield* entry.job.run((event) =>
-          emit(state, { _tag: "Reported", toolUseId: entry.job.id, event })
-        )
-        yield* Queue.offer(state.commands, { _tag: "Done", generation: gen, index, outcome })
-      }),
-      state.scope
+/** Starts call `index` in the scope, with its progress ticks; its outcome comes back through {@link done}. */
+const start = (state: State, entry: Entry, index: number) => {
+  const gen = state.generation
+  state.running++
+  if (!entry.job.safe) state.runningUnsafe++
+  entry.fiber = state.fork(Effect.gen(function*() {
+    yield* Effect.fork(ticks(state, entry.job))
+    const outcome = yield* entry.job.run((event) =>
+      Effect.sync(() => emit(state, { _tag: "Reported", toolUseId: entry.job.id, event }))
     )
-  })
+    done(state, gen, index, outcome)
+  }))
+}
 
 /** Starts every queued call the rule allows, in order; a cancelled turn answers them at once. */
-const startReady = (state: State) =>
-  Effect.gen(function*() {
-    const { options } = state
-    while (state.nextStart < state.entries.length) {
-      const entry = state.entries[state.nextStart]!
-      if (state.cancelledBy !== undefined) {
-        state.nextStart++
-        yield* settle(state, entry, options.cancelled(entry.job.id, state.cancelledBy))
-        continue
-      }
-      const allowed = state.running === 0 ||
-        (entry.job.safe && state.runningUnsafe === 0 && state.running < options.maxConcurrency)
-      if (!allowed) return
-      yield* start(state, entry, state.nextStart)
+const startReady = (state: State) => {
+  const { options } = state
+  while (state.nextStart < state.entries.length) {
+    const entry = state.entries[state.nextStart]!
+    if (state.cancelledBy !== undefined) {
       state.nextStart++
+      settle(state, entry, options.cancelled(entry.job.id, state.cancelledBy))
+      continue
     }
-  })
-
-/** `Discard`: forgets every call and every event not yet taken, then interrupts the running calls. */
-const discard = (state: State) =>
-  Effect.gen(function*() {
-    const fibers = state.entries.flatMap((e) => (e.fiber === undefined ? [] : [e.fiber]))
-    state.generation++
-    state.entries = []
-    state.nextStart = state.nextEmit = state.running = state.runningUnsafe = 0
-    state.cancelledBy = undefined
-    state.finished.clear()
-    yield* Queue.takeAll(state.out)
-    yield* Effect.forEach(fibers, Fiber.interruptFork, { discard: true })
-  })
-
-/** Answers every running call as cancelled because the call `label` failed, and interrupts it. */
-const cancelRunning = (state: State, label: string) =>
-  Effect.gen(function*() {
-    for (const sibling of state.entries) {
-      if (sibling.fiber === undefined) continue
-      const fiber = sibling.fiber
-      yield* settle(state, sibling, state.options.cancelled(sibling.job.id, label))
-      yield* Fiber.interruptFork(fiber)
-    }
-  })
-
-/** `Done`: settles a call of this generation not yet answered; a failure that cancels its siblings cancels them. */
-const done = (state: State, command: Extract<Command, { readonly _tag: "Done" }>) =>
-  Effect.gen(function*() {
-    if (command.generation !== state.generation) return
-    const entry = state.entries[command.index]!
-    if (entry.result !== undefined) return
-    yield* settle(state, entry, command.outcome.result)
-    if (command.outcome.cancelsSiblings && state.cancelledBy === undefined) {
-      state.cancelledBy = entry.job.label
-      yield* cancelRunning(state, entry.job.label)
-    }
-    return yield* startReady(state)
-  })
-
-/** One command, handled by the loop fiber. */
-const handle = (state: State, command: Command): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    switch (command._tag) {
-      case "Add":
-        state.entries.push({ job: command.job, fiber: undefined, result: undefined })
-        return yield* startReady(state)
-      case "Close":
-        state.closed = true
-        if (state.nextEmit === state.entries.length) yield* Queue.offer(state.out, END)
-        return
-      case "Discard":
-        return yield* discard(state)
-      case "Done":
-        return yield* done(state, command)
-    }
-  })
+    const allowed = state.running === 0 ||
+      (entry.job.safe && state.runningUnsafe === 0 && state.running < options.maxConcurrency)
+    if (!allowed) return
+    start(state, entry, state.nextStart)
+    state.nextStart++
+  }
+}
 
 /**
- * A scheduler whose calls run in `scope`: its loop fiber, forked in `scope` too, takes the commands
- * one at a time and is the only one to change the state.
+ * Interrupts a call's fiber from a fiber of its own, as `Fiber.interruptFork` does: a call forked in
+ * the same step has started by then (and is stopped, not skipped).
+ */
+const interruptLater = (state: State, fiber: Fiber.RuntimeFiber<void>) => {
+  state.fork(Effect.asVoid(Fiber.interruptAs(fiber, state.self)))
+}
+
+/** Forgets every call and every event not yet taken, then interrupts the running calls. */
+const discard = (state: State) => {
+  const fibers = state.entries.flatMap((e) => (e.fiber === undefined ? [] : [e.fiber]))
+  state.generation++
+  state.entries = []
+  state.nextStart = state.nextEmit = state.running = state.runningUnsafe = 0
+  state.cancelledBy = undefined
+  state.finished.clear()
+  state.out = []
+  for (const fiber of fibers) interruptLater(state, fiber)
+}
+
+/** Answers every running call as cancelled because the call `label` failed, and interrupts it. */
+const cancelRunning = (state: State, label: string) => {
+  for (const sibling of state.entries) {
+    if (sibling.fiber === undefined) continue
+    const fiber = sibling.fiber
+    settle(state, sibling, state.options.cancelled(sibling.job.id, label))
+    interruptLater(state, fiber)
+  }
+}
+
+/** A call ended: settles it if it is of this generation and not yet answered; a failure that cancels its siblings cancels them. */
+const done = (state: State, generation: number, index: number, outcome: Outcome) => {
+  if (generation !== state.generation) return
+  const entry = state.entries[index]!
+  if (entry.result !== undefined) return
+  settle(state, entry, outcome.result)
+  if (outcome.cancelsSiblings && state.cancelledBy === undefined) {
+    state.cancelledBy = entry.job.label
+    cancelRunning(state, entry.job.label)
+  }
+  startReady(state)
+}
+
+/**
+ * A scheduler whose calls run in `scope`: each call is a fiber forked in it (closing it interrupts
+ * them and waits for them to end). The scheduler itself has no fiber and no queue: adding, closing
+ * and discarding are synchronous steps on its state, and the events are handed to the consumer
+ * through a buffer and a callback.
  *
  * @category Constructors
  */
 export const make = (options: Options, scope: Scope.Scope): Effect.Effect<Scheduler> =>
   Effect.gen(function*() {
-    const commands = yield* Queue.unbounded<Command>()
-    const out = yield* Queue.unbounded<Event | typeof END>()
+    const fork = Runtime.runFork(yield* Effect.runtime<never>())
+    const fibers = new Set<Fiber.RuntimeFiber<void>>()
+    yield* Scope.addFinalizer(scope, Effect.suspend(() => fibers.size === 0 ? Effect.void : Fiber.interruptAll(fibers)))
     const state: State = {
       options,
-      scope,
-      commands,
-      out,
+      // Not `immediate`: a call added from inside the model stream's step starts after that step.
+      fork: (effect) => {
+        const fiber = fork(effect, { immediate: false })
+        fibers.add(fiber)
+        fiber.addObserver(() => fibers.delete(fiber))
+        return fiber
+      },
+      self: yield* Effect.fiberId,
       interval: Duration.decode(options.progressInterval ?? DEFAULT_PROGRESS_INTERVAL),
       finished: new Map(),
+      out: [],
+      waiting: undefined,
+      ended: false,
       generation: 0,
       entries: [],
       nextStart: 0,
@@ -273,19 +293,36 @@ export const make = (options: Options, scope: Scope.Scope): Effect.Effect<Schedu
       closed: false,
       cancelledBy: undefined
     }
-
-    yield* Effect.forkIn(
-      Effect.forever(Effect.flatMap(Queue.take(commands), (command) => handle(state, command))),
-      scope
-    )
-
+    /** The events out so far (those `keep` keeps), in one chunk; else waits for one, or ends. */
+    const pullWhere = <A extends Event>(keep: ((event: Event) => event is A) | undefined) => {
+      const pull: Effect.Effect<Chunk.Chunk<A>, Option.Option<never>> = Effect.suspend(() => {
+        if (state.out.length > 0) {
+          const events = keep === undefined ? state.out as Array<A> : state.out.filter(keep)
+          state.out = []
+          if (events.length > 0) return Effect.succeed(Chunk.unsafeFromArray(events))
+        }
+        if (state.ended) return Effect.fail(Option.none())
+        return Effect.async<Chunk.Chunk<A>, Option.Option<never>>((resume) => {
+          state.waiting = () => resume(pull)
+          return Effect.sync(() => {
+            state.waiting = undefined
+          })
+        })
+      })
+      return pull
+    }
     return {
-      add: (job) => Queue.unsafeOffer(commands, { _tag: "Add", job }),
-      close: () => Queue.unsafeOffer(commands, { _tag: "Close" }),
-      discard: () => Queue.unsafeOffer(commands, { _tag: "Discard" }),
-      events: Stream.fromQueue(out).pipe(
-        Stream.takeWhile((e): e is Event => e !== END)
-      ),
+      add: (job) => {
+        state.entries.push({ job, fiber: undefined, result: undefined })
+        startReady(state)
+      },
+      close: () => {
+        state.closed = true
+        endIfDone(state)
+      },
+      discard: () => discard(state),
+      events: Stream.repeatEffectChunkOption(pullWhere(undefined)),
+      progress: Stream.repeatEffectChunkOption(pullWhere(isProgress)),
       finished: state.finished
     }
   })

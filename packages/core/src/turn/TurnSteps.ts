@@ -11,11 +11,10 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Match from "effect/Match"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import * as CheapStream from "../internal/cheapStream.js"
 import { type AssistantMessage, type Message, type ToolUseBlock, UserMessage } from "../message/Message.js"
 import { Hooks } from "../hook/Hooks.js"
@@ -54,20 +53,11 @@ const withMemory = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, results: User
 /** The calls of `uses` run (most started while the answer streamed): progress and reports, then their results. */
 const runTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, executor: ToolRuntime.Executor) =>
   Stream.concat(
-    executor.events.pipe(Stream.filterMap((event): Option.Option<TurnEvent> => {
-      switch (event._tag) {
-        case "Result":
-          return Option.none()
-        case "Progress":
-          return Option.some(TurnEvent.ToolProgress({
-            toolUseId: event.toolUseId,
-            toolName: event.toolName,
-            elapsedSeconds: event.elapsedSeconds
-          }))
-        case "Reported":
-          return Option.some(TurnEvent.ToolReported({ toolUseId: event.toolUseId, event: event.event }))
-      }
-    })),
+    executor.progress.pipe(Stream.map((event): TurnEvent =>
+      event._tag === "Progress"
+        ? TurnEvent.ToolProgress({ toolUseId: event.toolUseId, toolName: event.toolName, elapsedSeconds: event.elapsedSeconds })
+        : TurnEvent.ToolReported({ toolUseId: event.toolUseId, event: event.event })
+    )),
     CheapStream.fromArrayEffect(Effect.gen(function*() {
       const message = yield* withMemory(turn, uses, answerAll(uses, executor.finished, ToolRuntime.interruptedResult))
       yield* append(turn, message)
@@ -246,10 +236,9 @@ const callModel = (
     const startedAt = yield* Clock.currentTimeMillis
     // Tool calls start as their blocks complete, while the answer still streams; they run in this
     // iteration's scope, so an error or interruption before the answer is recorded stops them.
+    // One context for the three (a provide each would merge three times).
     const executor = yield* turn.runtime.start(turn.options.cwd).pipe(
-      Effect.withParentSpan(span),
-      Effect.provide(turn.services),
-      Scope.extend(scope)
+      Effect.provide(Context.add(Context.add(turn.services, Tracer.ParentSpan, span), Scope.Scope, scope))
     )
     const call = ModelCall.make(turn.client, requestFor(turn, state, prepared.messages), executor, {
       emitStreamEvents: turn.options.emitStreamEvents !== false,
