@@ -10,9 +10,11 @@
  * Run: npx tsx bench/tool-call.ts   (after `npm run build`; KEEL_BENCH_RUNS=9 to change)
  */
 import { NodeContext } from "@effect/platform-node"
-import { Permissions, SessionState } from "@keel/core"
+import { FileState, Ids, Message, Permissions, SessionState, SessionStore, TokenUsage, TranscriptRecorder } from "@keel/core"
 import { Read } from "@keel/tools"
-import { Effect, Layer, RuntimeFlags, RuntimeFlagsPatch, Supervisor } from "effect"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import { Effect, Layer, Ref, RuntimeFlags, RuntimeFlagsPatch, Supervisor } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -71,10 +73,22 @@ const measure = <E, R>(name: string, call: (k: number) => Effect.Effect<unknown,
     )
   }).pipe(Effect.provide(layer))
 
+/** KEEL_BENCH_ONLY=read,permission,transcript: the measures to run (all by default). */
+const only = (name: string) => process.env.KEEL_BENCH_ONLY === undefined || process.env.KEEL_BENCH_ONLY.split(",").includes(name)
+
 const program = Effect.gen(function*() {
   const read = yield* Read.make
-  yield* measure("Read of a 5-line file", (k) => read.call({ file_path: loopFile(k) }, { toolUseId: "t", cwd: dir }), session)
-  for (const mode of ["default", "bypassPermissions"] as const) {
+  // A fresh session per 500 calls: its file state grows as in one turn of 500 rounds.
+  let readState: SessionState.Service = yield* SessionState.make("read")
+  const readCall = (k: number) =>
+    Effect.gen(function*() {
+      if (k === 1) readState = yield* SessionState.make("read")
+      return yield* read.call({ file_path: loopFile(k) }, { toolUseId: "t", cwd: dir }).pipe(
+        Effect.provideService(SessionState.SessionState, readState)
+      )
+    })
+  if (only("read")) yield* measure("Read of a 5-line file", readCall, Layer.empty)
+  for (const mode of only("permission") ? ["default", "bypassPermissions"] as const : []) {
     const policy = Permissions.make(Permissions.config({ mode }).config)
     yield* measure(
       `permission check, ${mode}`,
@@ -82,6 +96,51 @@ const program = Effect.gen(function*() {
       Layer.empty
     )
   }
+  // A round's transcript work: the answer appended and checkpointed, then the tool result and the
+  // file read (usage and file_state change too), checkpointed; on disk, no sync (one per turn). The
+  // messages are built unchecked, as the kernel builds them. A fresh session per 500 rounds, so that
+  // the conversation grows as in one turn of 500 rounds (each round's call k of a batch starts one at k = 1).
+  const files = SessionStore.fileSystemFiles(yield* FileSystem.FileSystem, yield* Path.Path)
+  let session = 0
+  let state: SessionState.Service = yield* SessionState.make("bench")
+  let recorder: TranscriptRecorder.Recorder = TranscriptRecorder.disabled
+  const fresh = Effect.gen(function*() {
+    const id = `bench-${session++}`
+    state = yield* SessionState.make(id, [new Message.UserMessage({ content: "hi" }, true)])
+    recorder = yield* TranscriptRecorder.make({
+      store: SessionStore.make({ home: path.join(dir, "home"), files }),
+      cwd: dir,
+      sessionId: id,
+      state,
+      primaryModel: Effect.succeed("claude-sonnet-4-6"),
+      uuid: Ids.seeded(1).uuid
+    })
+  })
+  const round = (k: number) =>
+    Effect.gen(function*() {
+      if (k === 1) yield* fresh
+      const id = `toolu_${k}`
+      const usage = new Message.Usage({ input_tokens: 10, output_tokens: 100, cache_creation_input_tokens: null, cache_read_input_tokens: null }, true)
+      const answer = new Message.AssistantMessage({
+        content: [new Message.ToolUseBlock({ id, name: "Read", input: { file_path: loopFile(k) } }, true)],
+        id: "msg",
+        model: "claude-sonnet-4-6",
+        stop_reason: "tool_use",
+        stop_sequence: null,
+        usage
+      }, true)
+      yield* Ref.update(state.messages, (ms) => [...ms, answer])
+      yield* Ref.update(state.usage, (u) => TokenUsage.addTo(u, "claude-sonnet-4-6", TokenUsage.fromResponse(usage)))
+      yield* recorder.checkpoint()
+      const text = loopFileText(k)
+      const result = new Message.UserMessage({
+        content: [new Message.ToolResultBlock({ tool_use_id: id, content: text, toolUseResult: { type: "text", file: { filePath: loopFile(k), content: text } } }, true)]
+      }, true)
+      yield* FileState.record(path.join(dir, loopFile(k)), k).pipe(Effect.provideService(SessionState.SessionState, state))
+      yield* Ref.update(state.messages, (ms) => [...ms, result])
+      yield* recorder.checkpoint()
+    })
+  if (only("transcript")) yield* measure("transcript: a round's 2 checkpoints", round, Layer.empty)
 }).pipe(Effect.provide(session))
 
 await Effect.runPromise(program)
