@@ -117,7 +117,9 @@ export const read = (
       keep(chunk.subarray(from))
     }
 
-    const buffer = new Uint8Array(options.chunkSize ?? 262_144)
+    // No larger than the file as opened (and a byte more, to see its end): a small file's read
+    // allocates a few hundred bytes, not a chunk. A file that grew is read on in more chunks.
+    const buffer = new Uint8Array(Math.max(1, Math.min(options.chunkSize ?? 262_144, opened.stats.size + 1)))
     let position = 0
     for (;;) {
       const n = yield* RegularFile.readAt(opened, file, buffer, buffer.length, position)

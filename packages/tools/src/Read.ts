@@ -9,7 +9,6 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { FileState, Message, type SessionState, TokenEstimate, Tool } from "@keel/core"
 import * as Config from "effect/Config"
@@ -258,9 +257,8 @@ const pdfOutput = (file: string, bytes: Uint8Array): Effect.Effect<Tool.ToolOutp
  */
 export const makeWith = (
   options: Options = {}
-): Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> =>
+): Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, Path.Path> =>
   Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const maxTokens = options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS
     return Tool.make({
@@ -272,22 +270,16 @@ export const makeWith = (
       call: (input, context) =>
         Effect.scoped(Effect.gen(function*() {
           const file = path.resolve(context.cwd, input.file_path)
-          const info = yield* fs.stat(file).pipe(
-            Effect.catchAll((e) =>
-              Tool.fail(
-                e._tag === "SystemError" && e.reason === "NotFound"
-                  ? `File does not exist: ${file}. The working directory is ${context.cwd}.`
-                  : `Cannot read ${file}: ${e.message}`
-              )
-            )
-          )
-          if (info.type === "Directory") {
+          const info = yield* RegularFile.stat(file).pipe(Effect.catchAll((e) => Tool.fail(e.message)))
+          if (info === undefined) return yield* Tool.fail(`File does not exist: ${file}. The working directory is ${context.cwd}.`)
+          if (info.isDirectory()) {
             return yield* Tool.fail(`${file} is a directory, not a file. List it with a shell or glob tool instead.`)
           }
           // Never opened unless regular: a named pipe, socket or device could block the read for ever.
           const opened = yield* RegularFile.open(file).pipe(Effect.catchAll((e) => Tool.fail(e.message)))
           const head = yield* RegularFile.readHead(opened, file, SNIFF_BYTES).pipe(Effect.catchAll((e) => Tool.fail(e.message)))
-          yield* FileState.record(file, info.mtime._tag === "Some" ? info.mtime.value.getTime() : 0)
+          // The mtime of the file as opened (the one read), as Edit and Write take it (a Date's ms).
+          yield* FileState.record(file, opened.stats.mtime.getTime())
           const size = opened.stats.size
           const kind = MediaType.sniff(head)
           if (kind !== undefined) yield* checkSize(file, kind, size)
@@ -343,7 +335,7 @@ export const makeWith = (
   })
 
 /** The Read tool, its token cap from {@link maxOutputTokensConfig} (an invalid value is logged and the default used). @category Constructors */
-export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, FileSystem.FileSystem | Path.Path> =
+export const make: Effect.Effect<Tool.Tool<typeof Input.Type, SessionState.SessionState>, never, Path.Path> =
   Effect.flatMap(
     maxOutputTokensConfig.pipe(
       Effect.catchAll((e) =>

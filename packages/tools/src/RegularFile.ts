@@ -5,6 +5,12 @@
  * non-blocking (`O_NONBLOCK`) and checked again on the descriptor (`fstat`), so a file swapped for
  * a pipe between the two cannot hang the read either.
  *
+ * The calls are synchronous on the descriptor, except reads past the first {@link SYNC_READ_BYTES}
+ * of a file: on a regular file each is a few microseconds from the page cache, where a round trip
+ * through libuv's thread pool cost ~40 µs of work and a wait for the event loop (a small file's
+ * Read made nine of them). A read far into a large file (counting its lines) still goes through
+ * the thread pool, so it does not hold the event loop for long.
+ *
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
@@ -66,11 +72,28 @@ export const checkTarget = (file: string): Effect.Effect<void, NotRegularFile> =
     (stats) => stats === undefined || stats.isFile() ? Effect.void : Effect.fail(new NotRegularFile({ path: file, kind: kindOf(stats) }))
   )
 
-/** An open regular file: its handle and its size when opened. @category Models */
+/**
+ * Bytes from a file's start read synchronously (1 MiB); reads past them go through the thread
+ * pool. A Read without a range reads at most 256 KB of text, so it never waits on the pool.
+ *
+ * @category Constants
+ */
+export const SYNC_READ_BYTES = 1_048_576
+
+/** An open regular file: its descriptor and its `fstat` when opened. @category Models */
 export interface Opened {
-  readonly handle: fs.promises.FileHandle
+  readonly fd: number
   readonly stats: fs.Stats
 }
+
+/**
+ * The `stat` of `file` (followed through symlinks), or `undefined` when it does not exist; any
+ * other failure (no permission, a loop of links) fails with {@link FileAccessError}.
+ *
+ * @category Checks
+ */
+export const stat = (file: string): Effect.Effect<fs.Stats | undefined, FileAccessError> =>
+  Effect.try({ try: () => fs.statSync(file, { throwIfNoEntry: false }), catch: accessError(file) })
 
 /**
  * Opens `file` for reading, in `Scope` (closed with it), only if it is a regular file: checked by
@@ -80,23 +103,28 @@ export interface Opened {
  */
 export const open = (file: string): Effect.Effect<Opened, NotRegularFile | FileAccessError, Scope.Scope> =>
   Effect.gen(function*() {
-    const before = yield* Effect.tryPromise({ try: () => fs.promises.stat(file), catch: accessError(file) })
+    const before = yield* Effect.try({ try: () => fs.statSync(file), catch: accessError(file) })
     if (!before.isFile()) return yield* new NotRegularFile({ path: file, kind: kindOf(before) })
-    const handle = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK),
-        catch: accessError(file)
-      }),
-      (h) => Effect.promise(() => h.close().catch(() => undefined))
+    const fd = yield* Effect.acquireRelease(
+      Effect.try({ try: () => fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK), catch: accessError(file) }),
+      (fd) =>
+        Effect.sync(() => {
+          try {
+            fs.closeSync(fd)
+          } catch {
+            // Closed already.
+          }
+        })
     )
-    const stats = yield* Effect.tryPromise({ try: () => handle.stat(), catch: accessError(file) })
+    const stats = yield* Effect.try({ try: () => fs.fstatSync(fd), catch: accessError(file) })
     if (!stats.isFile()) return yield* new NotRegularFile({ path: file, kind: kindOf(stats) })
-    return { handle, stats }
+    return { fd, stats }
   })
 
 /**
  * Reads up to `length` bytes from `position` into `buffer` (from its start): how many were read (0
- * at the end of the file).
+ * at the end of the file). Synchronous within the first {@link SYNC_READ_BYTES}, through the
+ * thread pool past them.
  *
  * @category Reading
  */
@@ -106,19 +134,34 @@ export const readAt = (
   buffer: Uint8Array,
   length: number,
   position: number
-): Effect.Effect<number, FileAccessError> =>
-  Effect.tryPromise({
-    try: () => opened.handle.read(buffer, 0, Math.min(length, buffer.length), position).then((r) => r.bytesRead),
-    catch: accessError(file)
-  })
+): Effect.Effect<number, FileAccessError> => {
+  const size = Math.min(length, buffer.length)
+  return position + size <= SYNC_READ_BYTES
+    ? Effect.try({ try: () => fs.readSync(opened.fd, buffer, 0, size, position), catch: accessError(file) })
+    // Not interruptible: the scope closes the descriptor, never under a read in flight.
+    : Effect.uninterruptible(Effect.async<number, FileAccessError>((resume) =>
+      fs.read(opened.fd, buffer, 0, size, position, (error, bytesRead) =>
+        resume(error === null ? Effect.succeed(bytesRead) : Effect.fail(accessError(file)(error))))
+    ))
+}
 
-/** The first `max` bytes of the file (all of it when shorter). @category Reading */
+/**
+ * The first `max` bytes of the file (all of it when shorter). The buffer starts at the size the
+ * file had when opened (and one byte more, to see the end), and grows only if the file did.
+ *
+ * @category Reading
+ */
 export const readHead = (opened: Opened, file: string, max: number): Effect.Effect<Uint8Array, FileAccessError> =>
   Effect.gen(function*() {
-    const buffer = new Uint8Array(max)
+    let buffer = new Uint8Array(Math.min(max, opened.stats.size + 1))
     let got = 0
     for (;;) {
-      const n = yield* readAt(opened, file, buffer.subarray(got), max - got, got)
+      if (got === buffer.length) {
+        const grown = new Uint8Array(Math.min(max, buffer.length * 2))
+        grown.set(buffer)
+        buffer = grown
+      }
+      const n = yield* readAt(opened, file, buffer.subarray(got), buffer.length - got, got)
       if (n === 0 || got + n >= max) return buffer.subarray(0, got + n)
       got += n
     }

@@ -7,7 +7,7 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { SessionState } from "@keel/core"
 import { FileLines, Read, RegularFile } from "@keel/tools"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer, RuntimeFlags, RuntimeFlagsPatch, Supervisor } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -32,6 +32,17 @@ const read = (input: { file_path: string; offset?: number; limit?: number }, opt
 /** `n` lines `line <i> ` followed by `width` x's. */
 const numbered = (n: number, width: number) =>
   Array.from({ length: n }, (_, i) => `line ${i + 1} ${"x".repeat(width)}`).join("\n") + "\n"
+
+/** Counts the fiber suspensions (waits on a callback or promise, such as a thread-pool call) of what it supervises. */
+class Suspensions extends Supervisor.AbstractSupervisor<void> {
+  suspends = 0
+  get value() {
+    return Effect.void
+  }
+  override onSuspend() {
+    this.suspends++
+  }
+}
 
 describe("Read's limits", () => {
   it.effect("a 60 KB file comes back whole: every line, no note (it is under the token cap)", () =>
@@ -120,6 +131,19 @@ describe("Read of huge files and of what is not a regular file", () => {
       assert.include(whole, "Read it in parts with offset and limit")
       fs.rmSync(file)
     }), 30_000)
+
+  it.effect("a small file is read without waiting on the thread pool: no fiber suspends", () =>
+    Effect.gen(function*() {
+      const file = write("small.txt", numbered(5, 10))
+      const counter = new Suspensions()
+      const out = yield* Effect.flatMap(Read.make, (tool) =>
+        tool.call({ file_path: file }, { toolUseId: "t", cwd: dir }).pipe(
+          Effect.supervised(counter),
+          Effect.withRuntimeFlagsPatch(RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))
+        )).pipe(Effect.either, Effect.provide(session))
+      assert.strictEqual(ok(out).split("\n").length, 5)
+      assert.strictEqual(counter.suspends, 0)
+    }))
 
   it.effect("a named pipe is refused at once (opening it would wait for a writer for ever)", () =>
     Effect.gen(function*() {
@@ -213,6 +237,36 @@ describe("FileLines", () => {
       assert.isAtMost(found.bytesRead, 1_048_576)
       assert.isBelow(Date.now() - started, 2_000)
       fs.rmSync(file)
+    }))
+
+  it.effect("a file that grew after it was opened is read to its end (buffers are sized by its size at open)", () =>
+    Effect.gen(function*() {
+      const file = write(`grows-${Math.random().toString(36).slice(2)}.txt`, "a\nb\n")
+      const found = yield* Effect.scoped(Effect.gen(function*() {
+        const opened = yield* RegularFile.open(file)
+        fs.appendFileSync(file, "c\n".repeat(100_000))
+        const head = yield* RegularFile.readHead(opened, file, 8_192)
+        assert.strictEqual(head.length, 8_192)
+        return yield* FileLines.read(opened, file, { first: 1, count: 3, maxLineBytes: 100 })
+      }))
+      assert.deepStrictEqual(found.lines, ["a", "b", "c"])
+      assert.deepStrictEqual([found.total, found.complete, found.bytesRead], [100_002, true, 200_004])
+    }))
+
+  it.effect("reads past the first SYNC_READ_BYTES go through the thread pool; the count is the same", () =>
+    Effect.gen(function*() {
+      const n = 400_000
+      const text = Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
+      assert.isAbove(text.length, 2 * RegularFile.SYNC_READ_BYTES)
+      const counter = new Suspensions()
+      const found = yield* lines(text, { first: n - 1, count: 5 }).pipe(
+        Effect.supervised(counter),
+        Effect.withRuntimeFlagsPatch(RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))
+      )
+      assert.deepStrictEqual(found.lines, [`line ${n - 1}`, `line ${n}`])
+      assert.deepStrictEqual([found.total, found.complete, found.bytesRead], [n, true, text.length])
+      // 256 KiB chunks: the first 4 synchronous, the others (and the last, empty one) awaited.
+      assert.strictEqual(counter.suspends, Math.ceil(text.length / 262_144) - 4 + 1)
     }))
 
   it.effect("cuts a line at maxLineBytes and says so", () =>

@@ -54,9 +54,11 @@ export interface Config {
 export const insideWorkspace = (config: Config, request: Pick<Request, "toolName" | "input" | "cwd">): boolean => {
   const target = PermissionRule.targetPath(request.toolName, request.input, request.cwd)
   if (target === undefined) return true
+  // Resolved once, for both questions.
+  const real = PathBoundary.realPath(target)
+  if (PathBoundary.roots(request.cwd, config.additionalDirectories).some((root) => PathBoundary.within(root, real))) return true
   // Output a tool spilled (Bash's full output) is the session's own: Read may read it back.
-  if (request.toolName === "Read" && ToolOutputDir.contains(PathBoundary.realPath(target))) return true
-  return PathBoundary.inside(PathBoundary.roots(request.cwd, config.additionalDirectories), target)
+  return request.toolName === "Read" && ToolOutputDir.contains(real)
 }
 
 /** The tools `acceptEdits` allows. @category Constants */

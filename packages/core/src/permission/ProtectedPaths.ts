@@ -190,14 +190,15 @@ export const namedExactly = (
 export const check = (
   allow: ReadonlyArray<PermissionRule.Rule>,
   request: { readonly toolName: string; readonly input: unknown; readonly cwd: string },
-  homes: Homes = homesFromEnv()
+  homes?: Homes
 ): string | undefined => {
   if (!WRITE_TOOLS.has(request.toolName)) return undefined
   const field = PermissionRule.PATH_FIELDS[request.toolName]
   const value = field === undefined ? undefined : (request.input as Record<string, unknown> | null)?.[field]
   // A write without a usable path is not judged here: the tool refuses it.
   if (typeof value !== "string" || value === "") return undefined
-  const reason = protectedReason(value, request.cwd, homes)
+  // The homes are resolved here, for a write only: a read costs no `realpath` of them.
+  const reason = protectedReason(value, request.cwd, homes ?? homesFromEnv())
   if (reason === undefined || namedExactly(allow, request.toolName, value, request.cwd) !== undefined) return undefined
   const target = path.resolve(request.cwd, value)
   return `${target} is protected (${reason}), so ${request.toolName} asks for it in every mode; ` +

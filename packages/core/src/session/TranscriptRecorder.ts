@@ -26,6 +26,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { Message } from "../message/Message.js"
+import * as FileState from "../tool/FileState.js"
 import type { StageReport } from "../turn/Stage.js"
 import type { Service as SessionStateService } from "./SessionState.js"
 import type { Service as Store } from "./SessionStore.js"
@@ -176,8 +177,19 @@ const changedFiles = (
   if (files === last) return undefined
   const changed: Record<string, number> = {}
   let anyFile = false
+  // A later version of the same file state: only the paths recorded since (no walk of every file).
+  const since = FileState.changedSince(files, last)
+  if (since !== undefined) {
+    for (const path of since) {
+      changed[path] = files.get(path)!
+      anyFile = true
+    }
+    return anyFile ? changed : undefined
+  }
+  // An older version of a lineage no longer reads as it was: every path is written again.
+  const before = FileState.readable(last) ? last : new Map<string, number>()
   for (const [path, mtime] of files) {
-    if (last.get(path) !== mtime) {
+    if (before.get(path) !== mtime) {
       changed[path] = mtime
       anyFile = true
     }
