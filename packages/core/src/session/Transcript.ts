@@ -17,7 +17,7 @@ import type { PerModel } from "./TokenUsage.js"
 import * as TokenUsage from "./TokenUsage.js"
 import { CorruptTranscript, ForeignTranscript } from "./TranscriptError.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
-import { corrupt, readLine, type Rejection, toEntry } from "./TranscriptLine.js"
+import { corrupt, lineText, readFileText, readLine, readText, type Rejection, toEntry } from "./TranscriptLine.js"
 import * as TurnEnvelope from "./TurnEnvelope.js"
 
 export { type Change, diff, type RewriteOp } from "./TranscriptDiff.js"
@@ -308,6 +308,10 @@ const replayBytes = (
     dropped.push({ line, reason })
     collect?.dropped.push({ line, reason })
   }
+  // The file decoded once when it is all UTF-8 (else line by line): a line's bytes and its text
+  // advance together, the newline byte being the newline character.
+  const text = readFileText(bytes)
+  let at = 0
   let start = 0
   let lineNo = 0
   while (start < bytes.length) {
@@ -317,7 +321,14 @@ const replayBytes = (
     lineNo++
     const lineStart = start
     const next = terminated ? end + 1 : end
-    const line = readLine(bytes.subarray(start, end))
+    let line: ReturnType<typeof readLine>
+    if (text === undefined) {
+      line = readLine(bytes.subarray(start, end))
+    } else {
+      const textEnd = terminated ? text.indexOf("\n", at) : text.length
+      line = readText(lineText(text, at, textEnd))
+      at = textEnd + 1
+    }
     start = next
     // Nothing up to here is cut when the file is continued, only a torn last line.
     replay.validBytes = next
