@@ -11,8 +11,7 @@ import type * as Action from "../action/Action.js"
 import type * as Admission from "../admission/Admission.js"
 import type * as Goal from "../goal/Goal.js"
 import * as Either from "effect/Either"
-import { AssistantMessage, type ContentBlock, type Message, ToolResultBlock, UserMessage } from "../message/Message.js"
-import { interruptedResult } from "../tool/ToolRuntime.js"
+import { type Message, ToolResultBlock, UserMessage } from "../message/Message.js"
 import type { PerModel } from "./TokenUsage.js"
 import * as TokenUsage from "./TokenUsage.js"
 import { CorruptTranscript, ForeignTranscript } from "./TranscriptError.js"
@@ -21,38 +20,7 @@ import { corrupt, lineText, readFileText, readLine, readText, type Rejection, to
 import * as TurnEnvelope from "./TurnEnvelope.js"
 
 export { type Change, diff, type RewriteOp } from "./TranscriptDiff.js"
-
-/**
- * `messages` with every `tool_use` answered: a call whose result never made it to the transcript
- * (the process stopped while it ran) gets the "interrupted" result the turn loop gives an
- * interrupted call. Unchanged messages stay the same objects.
- *
- * @category Repair
- */
-export const answerDangling = (messages: ReadonlyArray<Message>): ReadonlyArray<Message> => {
-  let out: Array<Message> | undefined
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!
-    if (!(m instanceof AssistantMessage)) continue
-    const uses = m.toolUses
-    if (uses.length === 0) continue
-    const next = messages[i + 1]
-    const results = next instanceof UserMessage ? next.toolResults : []
-    const answered = new Set(results.map((r) => r.tool_use_id))
-    const missing = uses.filter((u) => !answered.has(u.id)).map((u) => interruptedResult(u.id))
-    if (missing.length === 0) continue
-    out ??= [...messages]
-    if (results.length > 0) {
-      const others = (next as UserMessage).content as ReadonlyArray<ContentBlock>
-      out[i + 1] = new UserMessage({
-        content: [...results, ...missing, ...others.filter((b) => !(b instanceof ToolResultBlock))]
-      })
-    } else {
-      out.splice(i + 1, 0, new UserMessage({ content: missing }))
-    }
-  }
-  return out ?? messages
-}
+export { answerDangling } from "./TranscriptRepair.js"
 
 /** Where a file's valid content ends, for a writer that continues it. @category Models */
 export interface Tail {
