@@ -157,20 +157,17 @@ const message = (type: "user" | "assistant", u: unknown): UserMessage | Assistan
  */
 export const messageEntry = (json: Json): TranscriptEntry.Entry | undefined => {
   const type = json["type"]
-  if (type !== "user" && type !== "assistant") return undefined
-  const head = envelopeOf(json)
-  if (head === undefined) return undefined
+  if ((type !== "user" && type !== "assistant") || !envelopeOk(json)) return undefined
   const decoded = message(type, json["message"])
-  return decoded === undefined ? undefined : { type, ...head, message: decoded } as TranscriptEntry.Entry
+  if (decoded === undefined) return undefined
+  const { cwd, parentUuid, sessionId, timestamp, uuid, version } = json
+  return { type, uuid, parentUuid, sessionId, timestamp, cwd, version, message: decoded } as TranscriptEntry.Entry
 }
 
-/** The fields every entry carries, checked, in the Schema's order; `undefined` if one is off. */
-const envelopeOf = (json: Json): Json | undefined => {
-  const { cwd, parentUuid, sessionId, timestamp, uuid, version } = json
-  if (!isString(uuid) || !isNullOr(parentUuid, isString) || !isString(sessionId)) return undefined
-  if (!isString(timestamp) || !isString(cwd) || version !== TranscriptEntry.VERSION) return undefined
-  return { uuid, parentUuid, sessionId, timestamp, cwd, version }
-}
+/** Whether the fields every entry carries are as the Schema requires. */
+const envelopeOk = (json: Json): boolean =>
+  isString(json["uuid"]) && isNullOr(json["parentUuid"], isString) && isString(json["sessionId"]) &&
+  isString(json["timestamp"]) && isString(json["cwd"]) && json["version"] === TranscriptEntry.VERSION
 
 /**
  * A record's values through `value`, in the record's order; `undefined` if one fails, or for a key
@@ -195,7 +192,8 @@ const tokenUsage = (u: unknown): TokenUsage | undefined => {
   if (!isRecord(u)) return undefined
   const out: Json = {}
   for (const key of tokenUsageKeys) {
-    const v = has(u, key) ? u[key] : 0
+    // A JSON value is never `undefined`: undefined here is a counter the line leaves out.
+    const v = u[key] === undefined ? 0 : u[key]
     if (!isNumber(v)) return undefined
     out[key] = v
   }
@@ -212,13 +210,16 @@ const tokenUsage = (u: unknown): TokenUsage | undefined => {
 export const entry = (json: Json): TranscriptEntry.Entry | undefined => {
   const type = json["type"]
   if (type === "user" || type === "assistant") return messageEntry(json)
-  if (type !== "usage" && type !== "file_state") return undefined
-  const head = envelopeOf(json)
-  if (head === undefined) return undefined
+  if ((type !== "usage" && type !== "file_state") || !envelopeOk(json)) return undefined
+  const { cwd, parentUuid, sessionId, timestamp, uuid, version } = json
   if (type === "file_state") {
     const files = record(json["files"], (v) => (isNumber(v) ? v : undefined))
-    return files === undefined ? undefined : { type, ...head, files } as TranscriptEntry.Entry
+    return files === undefined
+      ? undefined
+      : { type, uuid, parentUuid, sessionId, timestamp, cwd, version, files } as TranscriptEntry.Entry
   }
   const models = record(json["models"], tokenUsage)
-  return models === undefined ? undefined : { type, ...head, models } as TranscriptEntry.Entry
+  return models === undefined
+    ? undefined
+    : { type, uuid, parentUuid, sessionId, timestamp, cwd, version, models } as TranscriptEntry.Entry
 }
