@@ -103,7 +103,8 @@ const rewrite = (
 /** A replay under way: what the entries so far made of the session, and where the file's valid content ends. */
 interface Replay {
   messages: Array<Message>
-  usage: PerModel
+  /** The last `usage` entry's totals (each entry holds them all): made a map once, at the end. */
+  usage: Readonly<Record<string, TokenUsage.TokenUsage>> | undefined
   readonly fileState: Map<string, number>
   model: string | undefined
   lastModel: string | undefined
@@ -140,12 +141,9 @@ const apply = (replay: Replay, entry: TranscriptEntry.Entry): Either.Either<void
       replay.lastModel = entry.model
       if (!entry.fallback) replay.model = entry.model
       break
-    case "usage": {
-      const next = new Map<string, TokenUsage.TokenUsage>()
-      for (const [name, counters] of Object.entries(entry.models)) next.set(name, counters)
-      replay.usage = next
+    case "usage":
+      replay.usage = entry.models
       break
-    }
     case "file_state":
       for (const [path, mtime] of Object.entries(entry.files)) replay.fileState.set(path, mtime)
       break
@@ -250,7 +248,7 @@ const replayBytes = (
   const { file, sessionId } = options
   const replay: Replay = {
     messages: [],
-    usage: new Map(),
+    usage: undefined,
     fileState: new Map(),
     model: undefined,
     lastModel: undefined,
@@ -347,7 +345,7 @@ const replayBytes = (
     sessionId,
     file,
     messages: replay.messages,
-    usage: replay.usage,
+    usage: new Map(Object.entries(replay.usage ?? {})),
     fileState: replay.fileState,
     model: replay.model,
     lastModel: replay.lastModel,
