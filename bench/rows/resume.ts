@@ -3,6 +3,12 @@
  * (bench/harness/sessions.ts writes both in keel's transcript format), spawn → first request at the
  * server. Goal: the long one within 1.5× of the short one. Each run resumes a fresh copy, so that no
  * run resumes what an earlier one appended. (KEEL_BENCH_RESUME=N: messages of the long session.)
+ *
+ * The long session's rounds read 1,000 files in turn (KEEL_BENCH_RESUME_FILES=N: N files), so each
+ * file is read about 5 times, and the saved transcript holds none of the snips a session of keel's
+ * would have written as it went: the resumed turn's snip stage replaces ~4,000 stale reads and
+ * writes them as one rewrite before the first request. KEEL_BENCH_RESUME_FILES=5000 (a file per
+ * round) measures a resume with nothing to snip.
  */
 import { alternate } from "../harness/alternate.js"
 import { keelBin, run } from "../harness/clients.js"
@@ -12,6 +18,7 @@ import * as Sessions from "../harness/sessions.js"
 import { cell } from "../harness/stats.js"
 
 const long = Number(process.env.KEEL_BENCH_RESUME ?? 10_000)
+const files = Number(process.env.KEEL_BENCH_RESUME_FILES ?? 1000)
 
 /** Spawn → first request of resuming `saved`, ms (and how many messages that request carried). */
 const once = (ctx: Context, saved: Sessions.Saved, messages: number) => async (): Promise<number> => {
@@ -33,7 +40,7 @@ const once = (ctx: Context, saved: Sessions.Saved, messages: number) => async ()
 /** The row's line. */
 export const measure = async (ctx: Context): Promise<Array<Line>> => {
   const rounds = (messages: number) => (messages - 2) / 2
-  const [short, big] = await Sessions.make(ctx.url, ctx.workspace, [rounds(10), rounds(long)], 1000)
+  const [short, big] = await Sessions.make(ctx.url, ctx.workspace, [rounds(10), rounds(long)], files)
   const r = await alternate(
     [["short", once(ctx, short!, 10)], ["long", once(ctx, big!, long)]] as const,
     ctx.runs,

@@ -304,6 +304,36 @@ describe("Transcript.parse", () => {
     }
   })
 
+  it("the file's text, read whole, replays as its lines read one by one: byte ranges, marks, a line not UTF-8", () => {
+    const wide: ReadonlyArray<TranscriptEntry.Payload> = [
+      ...basic,
+      { type: "user", message: Message.user("é ✓ 😀 ".repeat(5)) },
+      { type: "assistant", message: TestModel.message([Message.text("ünïcödé")]) }
+    ]
+    const lines = transcript("s", wide).split("\n")
+    // A byte order mark at the start of the file and before a line in the middle: each is dropped
+    // as the decoder drops it at the start of what it decodes.
+    lines[0] = "\uFEFF" + lines[0]
+    lines[4] = "\uFEFF" + lines[4]
+    const whole = bytes(lines.join("\n"))
+    const decoded = Either.getOrThrow(Transcript.parseEntries(whole, { file, sessionId: "s" }))
+    assert.strictEqual(decoded.loaded.messages.length, 6)
+    assert.deepStrictEqual(decoded.dropped, [])
+    assert.strictEqual(decoded.loaded.firstPrompt, "hello")
+    // Each entry's byte range is its line's bytes, after the characters of more than one byte.
+    const decoder = new TextDecoder()
+    decoded.lines.forEach(([start, end], i) =>
+      assert.strictEqual(JSON.parse(decoder.decode(whole.subarray(start, end))).uuid, decoded.entries[i]!.uuid)
+    )
+    assert.strictEqual(decoded.loaded.tail.validBytes, whole.length)
+    // A line that is not UTF-8 is dropped, by line, and the lines after it still replay.
+    const bad = new Uint8Array([...bytes(lines.slice(0, 2).join("\n") + "\n"), 0xff, 0xfe, 0x0a, ...bytes(lines.slice(2).join("\n"))])
+    const torn = Either.getOrThrow(Transcript.parseEntries(bad, { file, sessionId: "s" }))
+    assert.deepStrictEqual(torn.dropped[0], { line: 3, reason: "it is not UTF-8 text" })
+    assert.strictEqual(torn.loaded.messages.length, 6)
+    assert.strictEqual(torn.loaded.tail.validBytes, bad.length)
+  })
+
   it("an empty file is an empty session; blank lines are ignored; a last entry without its newline counts", () => {
     assert.strictEqual(Either.getOrThrow(parse("")).messages.length, 0)
     const text = transcript("s", basic)

@@ -12,10 +12,20 @@ import { id as stageId, type Stage } from "../turn/Stage.js"
 import * as StageMemory from "../turn/StageMemory.js"
 
 /**
- * Copies of messages this stage already holds, with a tool result's content replaced by a string:
- * made without validating again what was validated when made.
+ * A copy of `message` (one this stage already holds) with tool result `toolUseId`'s content
+ * replaced by {@link STALE}: what the classes' constructors make without validation (the same
+ * fields, in the same order), assigned once instead of copied and looked up for defaults (a resumed
+ * session's first turn may snip thousands of reads).
  */
-const unchecked = { disableValidation: true } as const
+const staleCopy = (message: UserMessage, toolUseId: string): UserMessage =>
+  Object.assign(Object.create(UserMessage.prototype), {
+    content: (message.content as ReadonlyArray<Message["content"][number]>).map((b) =>
+      b instanceof ToolResultBlock && b.tool_use_id === toolUseId
+        ? Object.assign(Object.create(ToolResultBlock.prototype), b, { content: STALE })
+        : b
+    ),
+    role: "user"
+  })
 
 /** This stage's identity, for editing a pipeline (`Pipeline.without(Snip.id)`). @category Constants */
 export const id = stageId("snip")
@@ -80,11 +90,7 @@ export const snip = (
   for (const r of reads) {
     if (!stale.has(r.toolUseId)) continue
     const m = out[r.messageIndex] as UserMessage
-    out[r.messageIndex] = new UserMessage({
-      content: (m.content as ReadonlyArray<Message["content"][number]>).map((b) =>
-        b instanceof ToolResultBlock && b.tool_use_id === r.toolUseId ? new ToolResultBlock({ ...b, content: STALE }, unchecked) : b
-      ) as UserMessage["content"]
-    }, unchecked)
+    out[r.messageIndex] = staleCopy(m, r.toolUseId)
   }
   return { messages: out, snipped: stale.size }
 }
@@ -129,11 +135,7 @@ export const make = (options: Options = {}): Effect.Effect<Stage> =>
           const replace = (messageIndex: number, toolUseId: string) => {
             out ??= [...messages]
             const m = out[messageIndex] as UserMessage
-            out[messageIndex] = new UserMessage({
-              content: (m.content as ReadonlyArray<Message["content"][number]>).map((b) =>
-                b instanceof ToolResultBlock && b.tool_use_id === toolUseId ? new ToolResultBlock({ ...b, content: STALE }, unchecked) : b
-              ) as UserMessage["content"]
-            }, unchecked)
+            out[messageIndex] = staleCopy(m, toolUseId)
             snipped++
           }
           for (let i = index.examined; i < messages.length; i++) {

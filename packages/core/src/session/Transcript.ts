@@ -11,48 +11,16 @@ import type * as Action from "../action/Action.js"
 import type * as Admission from "../admission/Admission.js"
 import type * as Goal from "../goal/Goal.js"
 import * as Either from "effect/Either"
-import { AssistantMessage, type ContentBlock, type Message, ToolResultBlock, UserMessage } from "../message/Message.js"
-import { interruptedResult } from "../tool/ToolRuntime.js"
+import { type Message, ToolResultBlock, UserMessage } from "../message/Message.js"
 import type { PerModel } from "./TokenUsage.js"
 import * as TokenUsage from "./TokenUsage.js"
 import { CorruptTranscript, ForeignTranscript } from "./TranscriptError.js"
 import * as TranscriptEntry from "./TranscriptEntry.js"
-import { corrupt, readLine, type Rejection, toEntry } from "./TranscriptLine.js"
+import { corrupt, lineText, readFileText, readLine, readText, type Rejection, toEntry } from "./TranscriptLine.js"
 import * as TurnEnvelope from "./TurnEnvelope.js"
 
 export { type Change, diff, type RewriteOp } from "./TranscriptDiff.js"
-
-/**
- * `messages` with every `tool_use` answered: a call whose result never made it to the transcript
- * (the process stopped while it ran) gets the "interrupted" result the turn loop gives an
- * interrupted call. Unchanged messages stay the same objects.
- *
- * @category Repair
- */
-export const answerDangling = (messages: ReadonlyArray<Message>): ReadonlyArray<Message> => {
-  let out: Array<Message> | undefined
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i]!
-    if (!(m instanceof AssistantMessage)) continue
-    const uses = m.toolUses
-    if (uses.length === 0) continue
-    const next = messages[i + 1]
-    const results = next instanceof UserMessage ? next.toolResults : []
-    const answered = new Set(results.map((r) => r.tool_use_id))
-    const missing = uses.filter((u) => !answered.has(u.id)).map((u) => interruptedResult(u.id))
-    if (missing.length === 0) continue
-    out ??= [...messages]
-    if (results.length > 0) {
-      const others = (next as UserMessage).content as ReadonlyArray<ContentBlock>
-      out[i + 1] = new UserMessage({
-        content: [...results, ...missing, ...others.filter((b) => !(b instanceof ToolResultBlock))]
-      })
-    } else {
-      out.splice(i + 1, 0, new UserMessage({ content: missing }))
-    }
-  }
-  return out ?? messages
-}
+export { answerDangling } from "./TranscriptRepair.js"
 
 /** Where a file's valid content ends, for a writer that continues it. @category Models */
 export interface Tail {
@@ -135,7 +103,8 @@ const rewrite = (
 /** A replay under way: what the entries so far made of the session, and where the file's valid content ends. */
 interface Replay {
   messages: Array<Message>
-  usage: PerModel
+  /** The last `usage` entry's totals (each entry holds them all): made a map once, at the end. */
+  usage: Readonly<Record<string, TokenUsage.TokenUsage>> | undefined
   readonly fileState: Map<string, number>
   model: string | undefined
   lastModel: string | undefined
@@ -172,12 +141,9 @@ const apply = (replay: Replay, entry: TranscriptEntry.Entry): Either.Either<void
       replay.lastModel = entry.model
       if (!entry.fallback) replay.model = entry.model
       break
-    case "usage": {
-      const next = new Map<string, TokenUsage.TokenUsage>()
-      for (const [name, counters] of Object.entries(entry.models)) next.set(name, counters)
-      replay.usage = next
+    case "usage":
+      replay.usage = entry.models
       break
-    }
     case "file_state":
       for (const [path, mtime] of Object.entries(entry.files)) replay.fileState.set(path, mtime)
       break
@@ -282,7 +248,7 @@ const replayBytes = (
   const { file, sessionId } = options
   const replay: Replay = {
     messages: [],
-    usage: new Map(),
+    usage: undefined,
     fileState: new Map(),
     model: undefined,
     lastModel: undefined,
@@ -308,6 +274,10 @@ const replayBytes = (
     dropped.push({ line, reason })
     collect?.dropped.push({ line, reason })
   }
+  // The file decoded once when it is all UTF-8 (else line by line): a line's bytes and its text
+  // advance together, the newline byte being the newline character.
+  const text = readFileText(bytes)
+  let at = 0
   let start = 0
   let lineNo = 0
   while (start < bytes.length) {
@@ -317,7 +287,14 @@ const replayBytes = (
     lineNo++
     const lineStart = start
     const next = terminated ? end + 1 : end
-    const line = readLine(bytes.subarray(start, end))
+    let line: ReturnType<typeof readLine>
+    if (text === undefined) {
+      line = readLine(bytes.subarray(start, end))
+    } else {
+      const textEnd = terminated ? text.indexOf("\n", at) : text.length
+      line = readText(lineText(text, at, textEnd))
+      at = textEnd + 1
+    }
     start = next
     // Nothing up to here is cut when the file is continued, only a torn last line.
     replay.validBytes = next
@@ -368,7 +345,7 @@ const replayBytes = (
     sessionId,
     file,
     messages: replay.messages,
-    usage: replay.usage,
+    usage: new Map(Object.entries(replay.usage ?? {})),
     fileState: replay.fileState,
     model: replay.model,
     lastModel: replay.lastModel,

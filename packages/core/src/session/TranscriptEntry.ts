@@ -32,6 +32,7 @@ import * as Action from "../action/Action.js"
 import * as Admission from "../admission/Admission.js"
 import * as Goal from "../goal/Goal.js"
 import { TokenUsage } from "./TokenUsage.js"
+import * as TranscriptFastEncode from "./TranscriptFastEncode.js"
 import * as TurnEnvelope from "./TurnEnvelope.js"
 
 /** The transcript format this Keel writes and reads. @category Constants */
@@ -207,8 +208,15 @@ export type Payload = Entry extends infer E ? E extends Entry ? Omit<E, Envelope
 
 const encodeEntry = Schema.encodeSync(Entry)
 
-/** One line of the file for an entry, newline included. @category Encoding */
-export const encodeLine = (entry: Entry): string => JSON.stringify(encodeEntry(entry)) + "\n"
+/**
+ * One line of the file for an entry, newline included. Message entries and rewrites of the common
+ * shapes are encoded by copying (`TranscriptFastEncode`, byte for byte the Schema's line), the
+ * rest by the Schema.
+ *
+ * @category Encoding
+ */
+export const encodeLine = (entry: Entry): string =>
+  JSON.stringify(TranscriptFastEncode.entry(entry, VERSION) ?? encodeEntry(entry)) + "\n"
 
 /** The message entry for a message (`user` or `assistant`). @category Constructors */
 export const messagePayload = (message: Message): Payload =>

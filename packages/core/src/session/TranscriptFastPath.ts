@@ -29,7 +29,14 @@ import * as TranscriptEntry from "./TranscriptEntry.js"
 
 type Json = Record<string, unknown>
 
-const unchecked = { disableValidation: true } as const
+/**
+ * An instance of Schema class `C` from fields that are already checked and complete (every field
+ * with a constructor default, the `type`/`role` tag included, is present), with what its
+ * constructor with validation off makes: the class's prototype, `fields` assigned in their order.
+ * The constructor would copy the fields, look each field's default up and copy them again (a third
+ * of a 10,000-message replay); here they are assigned once.
+ */
+const build = <A>(C: { readonly prototype: A }, fields: Json): A => Object.assign(Object.create(C.prototype as object), fields)
 const has = (o: Json, key: string) => Object.prototype.hasOwnProperty.call(o, key)
 const isRecord = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 const isString = (u: unknown): u is string => typeof u === "string"
@@ -48,7 +55,7 @@ const plain = (o: Json) => !has(o, "cache_control") || o["cache_control"] === nu
 
 const text = (o: Json): TextBlock | undefined =>
   isString(o["text"]) && optional(o, "citations", (u) => isNullOr(u, Array.isArray)) && plain(o)
-    ? new TextBlock(copy({ type: "text", text: o["text"] }, o, ["citations", "cache_control"]) as any, unchecked)
+    ? build(TextBlock, copy({ type: "text", text: o["text"] }, o, ["citations", "cache_control"]))
     : undefined
 
 const block = (u: unknown): ContentBlock | undefined => {
@@ -58,10 +65,7 @@ const block = (u: unknown): ContentBlock | undefined => {
       return text(u)
     case "tool_use":
       return isString(u["id"]) && isString(u["name"]) && has(u, "input") && plain(u)
-        ? new ToolUseBlock(
-          copy({ type: "tool_use", id: u["id"], name: u["name"], input: u["input"] }, u, ["cache_control"]) as any,
-          unchecked
-        )
+        ? build(ToolUseBlock, copy({ type: "tool_use", id: u["id"], name: u["name"], input: u["input"] }, u, ["cache_control"]))
         : undefined
     case "tool_result": {
       if (!isString(u["tool_use_id"]) || !optional(u, "is_error", (v) => typeof v === "boolean") || !plain(u)) return undefined
@@ -79,11 +83,11 @@ const block = (u: unknown): ContentBlock | undefined => {
       }
       const out: Json = { type: "tool_result", tool_use_id: u["tool_use_id"] }
       if (has(u, "content")) out["content"] = content
-      return new ToolResultBlock(copy(out, u, ["is_error", "cache_control", "toolUseResult"]) as any, unchecked)
+      return build(ToolResultBlock, copy(out, u, ["is_error", "cache_control", "toolUseResult"]))
     }
     case "thinking":
       return isString(u["thinking"]) && isString(u["signature"])
-        ? new ThinkingBlock({ type: "thinking", thinking: u["thinking"], signature: u["signature"] }, unchecked)
+        ? build(ThinkingBlock, { type: "thinking", thinking: u["thinking"], signature: u["signature"] })
         : undefined
     default:
       return undefined
@@ -122,14 +126,14 @@ const usage = (u: unknown): Usage | undefined => {
     if (c === undefined) return undefined
     out["cache_creation"] = c
   }
-  return new Usage(copy(out, u, ["server_tool_use", "service_tier"]) as any, unchecked)
+  return build(Usage, copy(out, u, ["server_tool_use", "service_tier"]))
 }
 
 const message = (type: "user" | "assistant", u: unknown): UserMessage | AssistantMessage | undefined => {
   if (!isRecord(u) || u["role"] !== type) return undefined
   if (type === "user") {
     const content = isString(u["content"]) ? u["content"] : blocks(u["content"])
-    return content === undefined ? undefined : new UserMessage({ role: "user", content }, unchecked)
+    return content === undefined ? undefined : build(UserMessage, { role: "user", content })
   }
   const content = blocks(u["content"])
   if (content === undefined) return undefined
@@ -142,7 +146,7 @@ const message = (type: "user" | "assistant", u: unknown): UserMessage | Assistan
     if (decoded === undefined) return undefined
     out["usage"] = decoded
   }
-  return new AssistantMessage(out as any, unchecked)
+  return build(AssistantMessage, out)
 }
 
 /**
@@ -153,20 +157,17 @@ const message = (type: "user" | "assistant", u: unknown): UserMessage | Assistan
  */
 export const messageEntry = (json: Json): TranscriptEntry.Entry | undefined => {
   const type = json["type"]
-  if (type !== "user" && type !== "assistant") return undefined
-  const head = envelopeOf(json)
-  if (head === undefined) return undefined
+  if ((type !== "user" && type !== "assistant") || !envelopeOk(json)) return undefined
   const decoded = message(type, json["message"])
-  return decoded === undefined ? undefined : { type, ...head, message: decoded } as TranscriptEntry.Entry
+  if (decoded === undefined) return undefined
+  const { cwd, parentUuid, sessionId, timestamp, uuid, version } = json
+  return { type, uuid, parentUuid, sessionId, timestamp, cwd, version, message: decoded } as TranscriptEntry.Entry
 }
 
-/** The fields every entry carries, checked, in the Schema's order; `undefined` if one is off. */
-const envelopeOf = (json: Json): Json | undefined => {
-  const { cwd, parentUuid, sessionId, timestamp, uuid, version } = json
-  if (!isString(uuid) || !isNullOr(parentUuid, isString) || !isString(sessionId)) return undefined
-  if (!isString(timestamp) || !isString(cwd) || version !== TranscriptEntry.VERSION) return undefined
-  return { uuid, parentUuid, sessionId, timestamp, cwd, version }
-}
+/** Whether the fields every entry carries are as the Schema requires. */
+const envelopeOk = (json: Json): boolean =>
+  isString(json["uuid"]) && isNullOr(json["parentUuid"], isString) && isString(json["sessionId"]) &&
+  isString(json["timestamp"]) && isString(json["cwd"]) && json["version"] === TranscriptEntry.VERSION
 
 /**
  * A record's values through `value`, in the record's order; `undefined` if one fails, or for a key
@@ -191,11 +192,12 @@ const tokenUsage = (u: unknown): TokenUsage | undefined => {
   if (!isRecord(u)) return undefined
   const out: Json = {}
   for (const key of tokenUsageKeys) {
-    const v = has(u, key) ? u[key] : 0
+    // A JSON value is never `undefined`: undefined here is a counter the line leaves out.
+    const v = u[key] === undefined ? 0 : u[key]
     if (!isNumber(v)) return undefined
     out[key] = v
   }
-  return new TokenUsage(out as any, unchecked)
+  return build(TokenUsage, out)
 }
 
 /**
@@ -208,13 +210,16 @@ const tokenUsage = (u: unknown): TokenUsage | undefined => {
 export const entry = (json: Json): TranscriptEntry.Entry | undefined => {
   const type = json["type"]
   if (type === "user" || type === "assistant") return messageEntry(json)
-  if (type !== "usage" && type !== "file_state") return undefined
-  const head = envelopeOf(json)
-  if (head === undefined) return undefined
+  if ((type !== "usage" && type !== "file_state") || !envelopeOk(json)) return undefined
+  const { cwd, parentUuid, sessionId, timestamp, uuid, version } = json
   if (type === "file_state") {
     const files = record(json["files"], (v) => (isNumber(v) ? v : undefined))
-    return files === undefined ? undefined : { type, ...head, files } as TranscriptEntry.Entry
+    return files === undefined
+      ? undefined
+      : { type, uuid, parentUuid, sessionId, timestamp, cwd, version, files } as TranscriptEntry.Entry
   }
   const models = record(json["models"], tokenUsage)
-  return models === undefined ? undefined : { type, ...head, models } as TranscriptEntry.Entry
+  return models === undefined
+    ? undefined
+    : { type, uuid, parentUuid, sessionId, timestamp, cwd, version, models } as TranscriptEntry.Entry
 }

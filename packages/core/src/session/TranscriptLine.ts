@@ -56,6 +56,38 @@ export const readLine = (bytes: Uint8Array): Line => {
   } catch {
     return { _tag: "Unreadable", reason: "it is not UTF-8 text" }
   }
+  return readText(text)
+}
+
+/**
+ * The whole of a file's bytes as UTF-8 text, when they all are (`undefined` otherwise: then each
+ * line is read by {@link readLine}, which says which one is not). One decode of the file instead of
+ * one per line; a line's text is then what {@link readLine} decodes of its bytes, once a leading
+ * byte order mark (which the decoder drops at the start of each text it decodes) is dropped too
+ * (see {@link lineText}).
+ *
+ * @category Reading
+ */
+export const readFileText = (bytes: Uint8Array): string | undefined => {
+  try {
+    return decoder.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The text of the line that is `text[start, end)` of a file's text ({@link readFileText}), as
+ * {@link readLine} decodes it from the line's bytes: without a leading byte order mark (the file's
+ * decode dropped the first line's).
+ *
+ * @category Reading
+ */
+export const lineText = (text: string, start: number, end: number): string =>
+  start > 0 && text.charCodeAt(start) === 0xfeff ? text.slice(start + 1, end) : text.slice(start, end)
+
+/** Reads one line's text (see {@link readLine}) as JSON unless it is blank. @category Reading */
+export const readText = (text: string): Line => {
   if (text.trim().length === 0) return { _tag: "Blank" }
   try {
     return { _tag: "Json", json: JSON.parse(text) }
