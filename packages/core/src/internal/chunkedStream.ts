@@ -64,8 +64,10 @@ export const make = <A, E>(
           const promise = new Promise<void>((r) => (resolve = r))
           drained = { promise, resolve }
         }
+        // (Waking a waiting consumer takes the buffer and resolves `drained` at once.)
+        const promise = drained.promise
         wake()
-        return drained.promise
+        return promise
       },
       end: () => {
         if (outcome === undefined) outcome = "end"

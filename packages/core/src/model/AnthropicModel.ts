@@ -13,12 +13,13 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Stream from "effect/Stream"
 import * as Redacted from "effect/Redacted"
+import * as CheapStream from "../internal/cheapStream.js"
 import * as ChunkedStream from "../internal/chunkedStream.js"
 import { toParams } from "../message/Message.js"
 import * as BaseUrl from "./BaseUrl.js"
 import * as Credentials from "./Credentials.js"
+import * as EventJson from "./EventJson.js"
 import * as HttpTransport from "./HttpTransport.js"
 import * as JsonAnswer from "./JsonAnswer.js"
 import * as RequestJson from "./RequestJson.js"
@@ -27,7 +28,7 @@ import { type Item, ModelClient } from "./ModelClient.js"
 import * as ModelError from "./ModelError.js"
 import type { ModelRequest } from "./ModelRequest.js"
 import { type OnEvent, SseDecoder } from "./SseDecoder.js"
-import { ping, type StreamEvent } from "./StreamEvent.js"
+import { ping } from "./StreamEvent.js"
 import * as ModelCapabilities from "./ModelCapabilities.js"
 import * as Thinking from "./Thinking.js"
 
@@ -218,7 +219,7 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
           if (type === "ping" || type === null) return
           if (type === "error") throw streamError(data, headers)
           if (data.length === 0) return
-          const event = JSON.parse(data) as StreamEvent
+          const event = EventJson.parse(data)
           sink.push(event)
           pushed++
           if (event.type === "message_stop") stopped = true
@@ -345,7 +346,8 @@ export const make = (options: Options): Effect.Effect<ModelClient["Type"], never
     }
     return ModelClient.of({
       stream: (request) =>
-        Stream.unwrap(Effect.map(credentials.current, (auth) => streamWith(clientFor(auth), request, contact, table)))
+        // (`CheapStream.unwrap`: `Stream.unwrap`'s flatten would run every chunk through one more sub-executor.)
+        CheapStream.unwrap(Effect.map(credentials.current, (auth) => streamWith(clientFor(auth), request, contact, table)))
     })
   })
 

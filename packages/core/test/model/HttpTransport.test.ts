@@ -12,6 +12,7 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as http from "node:http"
 import type * as net from "node:net"
+import { PassThrough } from "node:stream"
 import * as zlib from "node:zlib"
 
 const request: ModelRequest.ModelRequest = {
@@ -234,5 +235,36 @@ describe("HttpTransport", () => {
     assert.isTrue(HttpTransport.proxyConfigured({ http_proxy: "http://proxy:3128" }))
     assert.isFalse(HttpTransport.proxyConfigured({ HTTPS_PROXY: "" }))
     assert.isFalse(HttpTransport.proxyConfigured({}))
+  })
+
+  it("a waiting reader wakes once for every read of one event-loop turn, in order, and a full body stops its stream", async () => {
+    const stream = new PassThrough()
+    const body = HttpTransport.bodyFromReadable(stream, () => false, () => stream.destroy())
+    const reads: Array<string> = []
+    const readAll = async () => {
+      for (;;) {
+        const bytes = body.read()
+        if (bytes === null) return
+        if (bytes === undefined) await body.wait()
+        else reads.push(Buffer.from(bytes).toString())
+      }
+    }
+    const done = readAll()
+    // Two network reads in one turn (two timers of the same timers phase), then one in a later turn.
+    setTimeout(() => stream.write("a"), 0)
+    setTimeout(() => stream.write("b"), 0)
+    while (reads.length === 0) await new Promise((resolve) => setImmediate(resolve))
+    stream.end("c")
+    await done
+    assert.deepStrictEqual(reads, ["ab", "c"])
+
+    // Unread, a body takes 256 KB, then stops taking bytes until it is read.
+    const full = new PassThrough()
+    const unread = HttpTransport.bodyFromReadable(full, () => false, () => full.destroy())
+    for (let i = 0; i < 8; i++) full.write(Buffer.alloc(64 * 1024))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    assert.isTrue(full.isPaused())
+    assert.strictEqual((unread.read() as Uint8Array).byteLength, 256 * 1024)
+    assert.isFalse(full.isPaused())
   })
 })
