@@ -63,4 +63,28 @@ describe("RequestJson", () => {
       "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"ok\"}],\"stream\":true}"
     )
   })
+  it("serialises the body's other arrays (tools, system) once: a later request with the same arrays reuses their JSON", () => {
+    const tools = [{ name: "t", input_schema: { type: "object" } }]
+    const system = [{ type: "text", text: "base" }]
+    const body = { model: "m", max_tokens: 1, tools, system, messages: [], stream: true }
+    assert.strictEqual(RequestJson.stringify(body), JSON.stringify(body))
+    ;(tools[0] as { name: string }).name = "changed"
+    system[0]!.text = "changed"
+    assert.strictEqual(
+      RequestJson.stringify({ ...body, messages: [{ role: "user", content: "hi" }] }),
+      "{\"model\":\"m\",\"max_tokens\":1,\"tools\":[{\"name\":\"t\",\"input_schema\":{\"type\":\"object\"}}]," +
+        "\"system\":[{\"type\":\"text\",\"text\":\"base\"}],\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"stream\":true}"
+    )
+  })
+
+  it("leaves out what JSON.stringify leaves out, and writes what it writes for odd values", () => {
+    const bodies: Array<{ readonly messages: ReadonlyArray<object> }> = [
+      { messages: [] },
+      { model: undefined, fn: () => 1, messages: [undefined as unknown as object, null as unknown as object], n: -0 },
+      { messages: [{ role: "user", content: "x", extra: undefined }], at: new Date(0) },
+      Object.assign(Object.create({ inherited: 1 }), { messages: [] }),
+      { toJSON: () => ({ replaced: true }), messages: [] } as { readonly messages: ReadonlyArray<object> }
+    ]
+    for (const body of bodies) assert.strictEqual(RequestJson.stringify(body), JSON.stringify(body))
+  })
 })
