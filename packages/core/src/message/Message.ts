@@ -18,11 +18,13 @@ import * as Schema from "effect/Schema"
  * with its own check off.
  */
 const constructorCheck = <F extends Schema.Struct.Fields>(identifier: string, fields: F, defaults: object) => {
-  const validate = ParseResult.validateSync(
-    Schema.Struct(fields).annotations({ [Symbol.for("effect/annotation/AutoTitle")]: `${identifier} (Constructor)` })
-  )
+  // Compiled on the first checked construction, not at start-up (most are unchecked).
+  let validate: ((props: unknown) => object) | undefined
   return (props: object, options: Schema.MakeOptions | undefined): any => {
     if (options === true || (typeof options === "object" && options.disableValidation === true)) return props
+    validate ??= ParseResult.validateSync(
+      Schema.Struct(fields).annotations({ [Symbol.for("effect/annotation/AutoTitle")]: `${identifier} (Constructor)` })
+    )
     const out: Record<string, unknown> = { ...props }
     for (const [key, value] of Object.entries(defaults)) if (out[key] === undefined) out[key] = value
     return validate(out)
