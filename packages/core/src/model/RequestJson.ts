@@ -21,15 +21,40 @@ const jsonOf = (value: object): string => {
   return json
 }
 
-/** The JSON of the messages array, each message's from the cache. */
-const messagesJson = (messages: ReadonlyArray<object>): string => {
-  const parts = new Array<string>(messages.length)
-  for (let i = 0; i < parts.length; i++) {
-    const message = messages[i]
-    // What `JSON.stringify` does with an element that is not an object (`null` for undefined).
-    parts[i] = typeof message === "object" && message !== null ? jsonOf(message) : JSON.stringify(message) ?? "null"
+/** The JSON of one element of the messages array, as `JSON.stringify` writes it. */
+const elementJson = (message: unknown): string =>
+  typeof message === "object" && message !== null ? jsonOf(message) : JSON.stringify(message) ?? "null"
+
+/**
+ * The previous request's messages and the JSON text of all of them but the last (`[` and the
+ * messages, comma-separated, without the closing bracket): the next request of a turn repeats them
+ * (its last one is the previous request's last, unmarked: see `PromptCaching`) and adds its own.
+ */
+let previous: { readonly messages: ReadonlyArray<unknown>; readonly count: number; readonly json: string } | undefined
+
+/**
+ * The JSON of the messages array: the previous request's text for the messages it shares with this
+ * one (the same objects, in the same places), then each further message's JSON from the cache. With
+ * where, in it, the text of all but the last message ends (the next request's prefix).
+ */
+const messagesJson = (messages: ReadonlyArray<unknown>): { readonly json: string; readonly prefixEnd: number } => {
+  let from = 0
+  let json = "["
+  if (previous !== undefined && previous.count < messages.length) {
+    const shared = previous.messages
+    let i = 0
+    while (i < previous.count && shared[i] === messages[i]) i++
+    if (i === previous.count) {
+      from = i
+      json = previous.json
+    }
   }
-  return `[${parts.join(",")}]`
+  let prefixEnd = json.length
+  for (let i = from; i < messages.length; i++) {
+    if (i === messages.length - 1) prefixEnd = json.length
+    json += (i === 0 ? "" : ",") + elementJson(messages[i])
+  }
+  return { json: `${json}]`, prefixEnd }
 }
 
 /**
@@ -44,14 +69,30 @@ const messagesJson = (messages: ReadonlyArray<object>): string => {
 export const stringify = (body: { readonly messages: ReadonlyArray<object> }): string => {
   if (typeof (body as { toJSON?: unknown }).toJSON === "function") return JSON.stringify(body)
   let out = ""
+  let messages: { readonly at: number; readonly value: ReadonlyArray<unknown>; readonly prefixEnd: number } | undefined
   for (const key of Object.keys(body)) {
     const value = (body as unknown as Record<string, unknown>)[key]
-    const json = Array.isArray(value)
-      ? (key === "messages" ? messagesJson(value) : jsonOf(value))
-      : JSON.stringify(value)
+    let json: string | undefined
+    if (!Array.isArray(value)) json = JSON.stringify(value)
+    else if (key !== "messages") json = jsonOf(value)
+    else {
+      const made = messagesJson(value)
+      json = made.json
+      messages = { at: out.length + JSON.stringify(key).length + 2, value, prefixEnd: made.prefixEnd }
+    }
     // Left out, as `JSON.stringify` leaves out undefined, functions and symbols.
     if (json === undefined) continue
     out += `${out.length === 0 ? "{" : ","}${JSON.stringify(key)}:${json}`
   }
-  return out.length === 0 ? "{}" : `${out}}`
+  const json = out.length === 0 ? "{}" : `${out}}`
+  if (messages !== undefined && messages.value.length > 0) {
+    // A slice of the finished body: V8 flattens the body (as writing it to the socket would, once)
+    // and the slice shares its text, so the next request's messages start from it without a copy.
+    previous = {
+      messages: messages.value,
+      count: messages.value.length - 1,
+      json: json.slice(messages.at, messages.at + messages.prefixEnd)
+    }
+  }
+  return json
 }
