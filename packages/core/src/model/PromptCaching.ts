@@ -192,7 +192,8 @@ export const mark = (request: ModelRequest, options: Options = {}): ModelRequest
   if (shared === undefined && !(options.sources ?? ["foreground"]).includes(request.source)) return request
   const control: CacheControl = options.ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }
 
-  let messages = request.messages.map(expand)
+  // One copy of the messages per request, marked in place below.
+  const messages = request.messages.map(expand)
   const system: ReadonlyArray<Anthropic.Messages.TextBlockParam> | undefined = typeof request.system === "string"
     ? systemBlocksOf(request.system)
     : request.system
@@ -207,7 +208,7 @@ export const mark = (request: ModelRequest, options: Options = {}): ModelRequest
     const target = messages[at]!
     const marked = hasMarkAtEnd(target) ? undefined : markTail(target, control)
     if (marked !== undefined) {
-      messages = messages.map((m, i) => (i === at ? marked : m))
+      messages[at] = marked
       used++
     }
   }
