@@ -14,7 +14,8 @@
  * turns with the objects the collector has already freed counted too, and the fibers started,
  * Effect operations run and fiber suspensions per turn (a `Supervisor` with op supervision on).
  *
- * Run: npm run bench:turn   (KEEL_BENCH_RUNS=9 to change)
+ * Run: npm run bench:turn   (KEEL_BENCH_RUNS=9 to change; KEEL_HEAP_PROFILE=/tmp/p writes each shape's
+ * heap profile to /tmp/p-SHAPE.heapprofile, summarised by function with bench/scripts/heap-top.mjs)
  */
 import { Credentials, IdleWatchdog, Message, ModelClient, Resilience, Retry, SessionState, TurnLoop } from "@keel/core"
 import {
@@ -28,6 +29,7 @@ import {
   Stream,
   Supervisor
 } from "effect"
+import * as fs from "node:fs"
 import * as inspector from "node:inspector"
 import { performance } from "node:perf_hooks"
 import * as Kernel from "./kernel.js"
@@ -125,7 +127,7 @@ const counted = async (shape: string) => {
 }
 
 /** Bytes allocated by `f`, freed or not, as V8's sampling heap profiler estimates them. */
-const allocated = async (f: () => Promise<void>): Promise<number> => {
+const allocated = async (label: string, f: () => Promise<void>): Promise<number> => {
   const session = new inspector.Session()
   session.connect()
   const post = (method: string, params?: object) =>
@@ -139,6 +141,9 @@ const allocated = async (f: () => Promise<void>): Promise<number> => {
   await f()
   const { profile } = await post("HeapProfiler.stopSampling")
   session.disconnect()
+  if (process.env.KEEL_HEAP_PROFILE !== undefined) {
+    fs.writeFileSync(`${process.env.KEEL_HEAP_PROFILE}-${label}.heapprofile`, JSON.stringify(profile))
+  }
   let total = 0
   const walk = (node: { selfSize: number; children: ReadonlyArray<any> }) => {
     total += node.selfSize
@@ -166,7 +171,7 @@ for (const shape of shapes) {
     samples.push(((performance.now() - t0) * 1000) / 300)
     cpu.push((c.user + c.system) / 300)
   }
-  const bytes = await allocated(async () => {
+  const bytes = await allocated(shape, async () => {
     for (let i = 0; i < 1000; i++) await turn(shape)
   })
   const [fibers, ops, suspends] = await counted(shape)

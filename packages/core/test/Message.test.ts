@@ -553,4 +553,57 @@ describe("Message", () => {
     assert.deepStrictEqual(new Message.UserMessage({ content: [Message.text("and"), result] }).toolResults, [result])
     assert.deepStrictEqual(Message.user("plain").toolResults, [])
   })
+  describe("the constructors of messages and tool results check their fields as Effect's own check does", () => {
+    const errorOf = (f: () => unknown): string => {
+      try {
+        f()
+      } catch (e) {
+        assert.instanceOf(e, ParseResult.ParseError)
+        return (e as Error).message
+      }
+      throw new Error("no error")
+    }
+    const blocks = "TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | " +
+      "RedactedThinkingBlock | { readonly type: { string | filter }; readonly [x: string]: unknown }"
+
+    it("a wrong field: the error is titled and placed as before", () => {
+      assert.strictEqual(
+        errorOf(() => new Message.UserMessage({ content: 5 as any })),
+        `UserMessage (Constructor)\n└─ ["content"]\n   └─ string | ReadonlyArray<${blocks}>\n` +
+          `      ├─ Expected string, actual 5\n      └─ Expected ReadonlyArray<${blocks}>, actual 5`
+      )
+      assert.strictEqual(
+        errorOf(() => new Message.UserMessage({ role: "assistant" as any, content: "x" })),
+        "UserMessage (Constructor)\n└─ [\"role\"]\n   └─ Expected \"user\", actual \"assistant\""
+      )
+      assert.strictEqual(
+        errorOf(() => new Message.AssistantMessage({ content: "x" as any })),
+        `AssistantMessage (Constructor)\n└─ ["content"]\n   └─ Expected ReadonlyArray<${blocks}>, actual "x"`
+      )
+      assert.strictEqual(
+        errorOf(() => new Message.ToolResultBlock({ tool_use_id: 1 as any, content: "x" })),
+        "ToolResultBlock (Constructor)\n└─ [\"tool_use_id\"]\n   └─ Expected string, actual 1"
+      )
+    })
+
+    it("blocks must be instances; unknown fields are dropped; the tags are defaulted; `true` skips the check", () => {
+      assert.match(errorOf(() => new Message.UserMessage({ content: [{ type: "text", text: "x" } as any] })), /Expected TextBlock/)
+      assert.match(
+        errorOf(() => new Message.ToolResultBlock({ tool_use_id: "t", content: [{ type: "text", text: "x" } as any] })),
+        /Expected TextBlock/
+      )
+      assert.strictEqual(
+        JSON.stringify(new Message.UserMessage({ content: [Message.text("ok")], extra: 1 } as any)),
+        "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}"
+      )
+      assert.strictEqual(new Message.AssistantMessage({ content: [] }).role, "assistant")
+      assert.strictEqual(new Message.ToolResultBlock({ tool_use_id: "t" }).type, "tool_result")
+      const unchecked = new Message.UserMessage({ content: 5 as any }, true)
+      assert.strictEqual(unchecked.content as unknown, 5)
+      assert.strictEqual((new Message.UserMessage({ content: 5 as any }, { disableValidation: true })).content as unknown, 5)
+      // Decoding builds through the constructor unchecked, after its own decoding.
+      assert.strictEqual(Schema.decodeUnknownSync(Message.Message)({ role: "user", content: "hi" }).content, "hi")
+    })
+  })
 })
+

@@ -137,6 +137,20 @@ describe("PromptCaching.mark", () => {
     assert.strictEqual(a.messages[0], b.messages[0])
   })
 
+  it("a turn's requests share one marked copy of the tools and of the system prompt (their JSON is made once)", () => {
+    const first = PromptCaching.mark(request)
+    const next = PromptCaching.mark({ ...request, messages: [...request.messages, Message.user("more")] })
+    assert.strictEqual(next.tools, first.tools)
+    assert.strictEqual(next.system, first.system)
+    // Another mark is another copy, and another prompt is another array.
+    assert.notStrictEqual(PromptCaching.mark(request, { ttl: "1h" }).tools, first.tools)
+    const asString = PromptCaching.mark({ ...request, system: "be brief" })
+    assert.strictEqual(PromptCaching.mark({ ...request, system: "be brief" }).system, asString.system)
+    assert.deepStrictEqual(PromptCaching.mark({ ...request, system: "be long" }).system, [
+      { type: "text", text: "be long", cache_control: EPHEMERAL }
+    ])
+  })
+
   it("the marked copies are not validated again: marking does not walk a tool result's content", () => {
     // A tool result whose content counts the reads of its elements (validation walks them all).
     let reads = 0

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Tool } from "@keel/core"
+import { Tool, ToolRegistry } from "@keel/core"
 import { Effect, Schema } from "effect"
 
 const define = (input: Schema.Schema<any, any>) =>
@@ -56,5 +56,18 @@ describe("Tool.toDefinition", () => {
     })
     assert.isTrue(tool.isConcurrencySafe({ write: false }))
     assert.isFalse(tool.isConcurrencySafe({ write: true }))
+  })
+})
+
+describe("ToolRegistry.definitions", () => {
+  it("a tool's definition is made once: a registry with tools appended reuses those of the tools below", () => {
+    const tool = (name: string) =>
+      Tool.make({ name, description: name, input: Schema.Struct({ x: Schema.String }), isReadOnly: true, call: () => Effect.succeed("") })
+    const a = tool("A")
+    const below = ToolRegistry.make([a])
+    const appended = ToolRegistry.make([...below.tools, tool("B")])
+    assert.strictEqual(appended.definitions[0], below.definitions[0])
+    assert.deepStrictEqual(appended.definitions.map((d) => d.name), ["A", "B"])
+    assert.deepStrictEqual(below.definitions[0], Tool.toDefinition(a))
   })
 })

@@ -101,12 +101,12 @@ const rowOf = (model: string, table: Table): Entry | undefined => {
 }
 
 /**
- * The capabilities of `model`: its row's, the defaults for what the row does not say, and its
- * thinking from `Thinking`'s table (or the row's override).
- *
- * @category Lookup
+ * What {@link of} found, per table and model: a turn asks several times per round (max_tokens, the
+ * context window, thinking), and tables do not change once made.
  */
-export const of = (model: string, table: Table = defaultTable): Capabilities => {
+const known = new WeakMap<Table, Map<string, Capabilities>>()
+
+const lookUp = (model: string, table: Table): Capabilities => {
   const row = rowOf(model, table)
   return {
     contextWindow: row?.contextWindow ?? (/\[1m\]$/i.test(model) ? LONG_CONTEXT_WINDOW : DEFAULT_CONTEXT_WINDOW),
@@ -114,6 +114,20 @@ export const of = (model: string, table: Table = defaultTable): Capabilities => 
     thinking: Thinking.capabilityFor(model, thinkingTable(table)),
     betas: row?.betas ?? []
   }
+}
+
+/**
+ * The capabilities of `model`: its row's, the defaults for what the row does not say, and its
+ * thinking from `Thinking`'s table (or the row's override).
+ *
+ * @category Lookup
+ */
+export const of = (model: string, table: Table = defaultTable): Capabilities => {
+  let perModel = known.get(table)
+  if (perModel === undefined) known.set(table, perModel = new Map())
+  let capabilities = perModel.get(model)
+  if (capabilities === undefined) perModel.set(model, capabilities = lookUp(model, table))
+  return capabilities
 }
 
 /**

@@ -48,7 +48,7 @@ import {
   UserMessage
 } from "../message/Message.js"
 import { ModelClient } from "./ModelClient.js"
-import type { ModelRequest, QuerySource } from "./ModelRequest.js"
+import type { ModelRequest, QuerySource, ToolDefinition } from "./ModelRequest.js"
 
 /** The most breakpoints the API accepts in one request. @category Constants */
 export const MAX_BREAKPOINTS = 4
@@ -140,6 +140,48 @@ const markTail = (message: Message, mark: CacheControl): Message | undefined => 
 }
 
 /**
+ * The marked copies of the system blocks and of the tool definitions, per array (and block, and
+ * mark): the same objects in every request of a turn, so that `RequestJson` serialises them once,
+ * not once per round. The arrays are never changed once made (a turn's system prompt and a
+ * registry's definitions are built once).
+ */
+const markedSystems = new WeakMap<object, Map<string, ReadonlyArray<Anthropic.Messages.TextBlockParam>>>()
+const markedSystemOf = (
+  system: ReadonlyArray<Anthropic.Messages.TextBlockParam>,
+  target: number,
+  mark: CacheControl
+): ReadonlyArray<Anthropic.Messages.TextBlockParam> => {
+  const key = `${target}:${mark.ttl ?? ""}`
+  let perKey = markedSystems.get(system)
+  const cached = perKey?.get(key)
+  if (cached !== undefined) return cached
+  const marked = system.map((b, i) => (i === target ? { ...b, cache_control: mark } : b))
+  if (perKey === undefined) markedSystems.set(system, perKey = new Map())
+  perKey.set(key, marked)
+  return marked
+}
+
+const markedTools = new WeakMap<object, Map<string, ReadonlyArray<ToolDefinition>>>()
+const markedToolsOf = (tools: ReadonlyArray<ToolDefinition>, mark: CacheControl): ReadonlyArray<ToolDefinition> => {
+  const key = mark.ttl ?? ""
+  let perKey = markedTools.get(tools)
+  const cached = perKey?.get(key)
+  if (cached !== undefined) return cached
+  const marked = [...tools.slice(0, -1), { ...tools[tools.length - 1]!, cache_control: mark }]
+  if (perKey === undefined) markedTools.set(tools, perKey = new Map())
+  perKey.set(key, marked)
+  return marked
+}
+
+/** A system prompt given as a string, as the one text block it stands for (the last one's kept). */
+let lastSystem: { readonly text: string; readonly blocks: ReadonlyArray<Anthropic.Messages.TextBlockParam> } | undefined
+const systemBlocksOf = (text: string): ReadonlyArray<Anthropic.Messages.TextBlockParam> => {
+  if (text.length === 0) return []
+  if (lastSystem?.text !== text) lastSystem = { text, blocks: [{ type: "text", text }] }
+  return lastSystem.blocks
+}
+
+/**
  * `request` with its breakpoints (see the module's description), or `request` itself when its
  * source is not marked.
  *
@@ -150,9 +192,10 @@ export const mark = (request: ModelRequest, options: Options = {}): ModelRequest
   if (shared === undefined && !(options.sources ?? ["foreground"]).includes(request.source)) return request
   const control: CacheControl = options.ttl === "1h" ? { type: "ephemeral", ttl: "1h" } : { type: "ephemeral" }
 
-  let messages = request.messages.map(expand)
+  // One copy of the messages per request, marked in place below.
+  const messages = request.messages.map(expand)
   const system: ReadonlyArray<Anthropic.Messages.TextBlockParam> | undefined = typeof request.system === "string"
-    ? (request.system.length > 0 ? [{ type: "text", text: request.system }] : [])
+    ? systemBlocksOf(request.system)
     : request.system
   let tools = request.tools
   let used = (system ?? []).filter(hasMark).length + (tools ?? []).filter(hasMark).length
@@ -165,7 +208,7 @@ export const mark = (request: ModelRequest, options: Options = {}): ModelRequest
     const target = messages[at]!
     const marked = hasMarkAtEnd(target) ? undefined : markTail(target, control)
     if (marked !== undefined) {
-      messages = messages.map((m, i) => (i === at ? marked : m))
+      messages[at] = marked
       used++
     }
   }
@@ -173,14 +216,14 @@ export const mark = (request: ModelRequest, options: Options = {}): ModelRequest
     const stable = Math.min(request.systemStableBlocks ?? system.length, system.length)
     const target = stable - 1
     if (target >= 0 && !hasMark(system[target])) {
-      markedSystem = system.map((b, i) => (i === target ? { ...b, cache_control: control } : b))
+      markedSystem = markedSystemOf(system, target, control)
       used++
     }
   }
   if (options.tools !== false && used < MAX_BREAKPOINTS && tools !== undefined && tools.length > 0) {
     const last = tools[tools.length - 1]!
     if (!hasMark(last)) {
-      tools = [...tools.slice(0, -1), { ...last, cache_control: control }]
+      tools = markedToolsOf(tools, control)
       used++
     }
   }

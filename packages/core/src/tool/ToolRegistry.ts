@@ -27,7 +27,18 @@ export const make = (tools: ReadonlyArray<Any>): Service => {
     if (byName.has(tool.name)) throw new Error(`Two tools are named ${tool.name}`)
     byName.set(tool.name, tool)
   }
-  return ToolRegistry.of({ tools, get: (name) => byName.get(name), definitions: tools.map(toDefinition) })
+  return ToolRegistry.of({ tools, get: (name) => byName.get(name), definitions: tools.map(definitionOf) })
+}
+
+/**
+ * A tool's definition, made once per tool: deriving a JSON Schema costs ~1 ms a tool at start-up, and
+ * a registry with tools appended (`layerAppend`) holds the tools below it again.
+ */
+const definitions = new WeakMap<Any, ToolDefinition>()
+const definitionOf = (tool: Any): ToolDefinition => {
+  let definition = definitions.get(tool)
+  if (definition === undefined) definitions.set(tool, definition = toDefinition(tool))
+  return definition
 }
 
 /** A registry layer of these tools. @category Layers */

@@ -53,6 +53,16 @@ describe("ModelCapabilities", () => {
     assert.strictEqual(TokenEstimate.windowFor("claude-opus-4-6[1m]"), 1_000_000)
   })
 
+  it("a model's capabilities are looked up once per table: a round's several asks get the same answer", () => {
+    const a = ModelCapabilities.of("claude-opus-4-6")
+    assert.strictEqual(ModelCapabilities.of("claude-opus-4-6"), a)
+    assert.strictEqual(ModelCapabilities.of("claude-opus-4-6", ModelCapabilities.defaultTable), a)
+    // Another table is looked up on its own.
+    const table = ModelCapabilities.merge(ModelCapabilities.defaultTable, { "claude-opus-4-6": { contextWindow: 5_000 } })
+    assert.strictEqual(ModelCapabilities.of("claude-opus-4-6", table).contextWindow, 5_000)
+    assert.strictEqual(ModelCapabilities.of("claude-opus-4-6").contextWindow, 200_000)
+  })
+
   it("thinking is Thinking's table, unless a row overrides it", () => {
     assert.strictEqual(ModelCapabilities.of("claude-opus-4-6").thinking, Thinking.capabilityFor("claude-opus-4-6"))
     assert.strictEqual(ModelCapabilities.of("claude-3-5-haiku").thinking?.style, "none")
