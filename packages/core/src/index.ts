@@ -79,6 +79,8 @@ export * as Microcompact from "./context/Microcompact.js"
 export * as ModelClient from "./model/ModelClient.js"
 /** Typed model failures. */
 export * as ModelError from "./model/ModelError.js"
+/** The classifier of model failures: whatever the SDK or the transport threw, as one typed `ModelError`. */
+export * as ModelErrorClassifier from "./model/ModelErrorClassifier.js"
 /** Whether the API's base URL can be fetched at all. */
 export * as BaseUrl from "./model/BaseUrl.js"
 /** A 200 answer that is not an event stream: a JSON `Message`, or a malformed response. */

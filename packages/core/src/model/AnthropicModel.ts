@@ -26,6 +26,7 @@ import * as RequestJson from "./RequestJson.js"
 import { MissingCredentials } from "./Credentials.js"
 import { type Item, ModelClient } from "./ModelClient.js"
 import * as ModelError from "./ModelError.js"
+import * as ModelErrorClassifier from "./ModelErrorClassifier.js"
 import type { ModelRequest } from "./ModelRequest.js"
 import { type OnEvent, SseDecoder } from "./SseDecoder.js"
 import { ping } from "./StreamEvent.js"
@@ -245,7 +246,7 @@ const streamWith = (client: Anthropic, request: ModelRequest, contact: Contact, 
         if (controller.signal.aborted) return
         // The body is left unread (an `error` event, malformed JSON): close the connection.
         if (open) reader?.cancel()
-        const error = ModelError.fromUnknown(cause)
+        const error = ModelErrorClassifier.fromUnknown(cause)
         if (error._tag !== "ConnectionError") {
           // An HTTP answer, even an error status, shows the API reachable.
           if ("status" in error && error.status !== undefined) contact.answered = true

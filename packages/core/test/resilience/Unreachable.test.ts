@@ -7,7 +7,7 @@
  * (a backoff of b ms waits round(b × 1.125) ms).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { AnthropicModel, ModelClient, ModelError, RetryPolicy, TestModel } from "@keel/core"
+import { AnthropicModel, ModelClient, ModelError, ModelErrorClassifier, RetryPolicy, TestModel } from "@keel/core"
 import { APIConnectionError } from "@anthropic-ai/sdk"
 import { Chunk, Effect, Fiber, Redacted, Stream, TestClock } from "effect"
 import * as FakeAnthropic from "../../../../test/support/FakeAnthropic.js"
@@ -137,7 +137,7 @@ describe("ModelError.isUnreachable", () => {
 
   it("fromUnknown takes the code from the fetch error's cause chain", () => {
     const socket = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:9"), { code: "ECONNREFUSED" })
-    const error = ModelError.fromUnknown(new APIConnectionError({ cause: new TypeError("fetch failed", { cause: socket }) }))
+    const error = ModelErrorClassifier.fromUnknown(new APIConnectionError({ cause: new TypeError("fetch failed", { cause: socket }) }))
     assert.strictEqual(error._tag, "ConnectionError")
     assert.strictEqual(error._tag === "ConnectionError" ? error.code : undefined, "ECONNREFUSED")
   })
