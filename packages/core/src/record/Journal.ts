@@ -2,7 +2,17 @@
  * Where a session's journal goes: the record of everything non-deterministic that crossed its
  * boundary (see `JournalEntry`). Appending is synchronous, like `Ids.uuid`: a recorder appends
  * from inside a model stream, once per read, and an effect per line would cost more than the line.
- * `memory` keeps the entries (the testing layer's journal); `file` appends JSON lines to a file.
+ *
+ * - `layerMemory` keeps the entries (the testing layer's journal);
+ * - `layerFile(path)` appends JSON lines to a file;
+ * - `layerBeside(seed)` (`keel --record`) keeps entries in memory until the session opens its
+ *   transcript and `attach`es it, then writes them, and all later ones, to the transcript's
+ *   journal file ({@link fileOf}: `<session id>.journal` beside `<session id>.jsonl`), appending
+ *   after what an earlier process of the session recorded.
+ *
+ * Each line is written whole with one `write`, so a crash loses at most the line being written and
+ * never leaves two lines merged; a journal that cannot be written stops recording (the session goes
+ * on) and says why once, in `problem`.
  *
  * @since 0.1.0
  */
@@ -21,23 +31,41 @@ export interface Service {
   readonly startedAt: number
   /** Appends one entry. */
   readonly append: (entry: JournalEntry.Entry) => void
-  /** The entries appended so far, in order (a file journal keeps none in memory: empty). */
+  /** The entries this process appended, in order (a file journal keeps none in memory: empty). */
   readonly entries: () => ReadonlyArray<JournalEntry.Entry>
+  /** Tells the journal the session's transcript file: a journal kept beside it starts writing. */
+  readonly attach: (transcriptFile: string) => void
+  /** Why the journal stopped writing, if it did. */
+  readonly problem: () => string | undefined
 }
 
 /** @category Context */
 export class Journal extends Context.Tag("@keel/core/Journal")<Journal, Service>() {}
 
-const header = (startedAt: number): JournalEntry.Entry => ({ type: "journal", version: JournalEntry.VERSION, startedAt })
+/** The journal file of a transcript: `<session id>.journal` beside `<session id>.jsonl`. @category Files */
+export const fileOf = (transcriptFile: string): string => transcriptFile.replace(/\.jsonl$/, "") + ".journal"
+
+const header = (startedAt: number, seed: number | undefined): JournalEntry.Entry => ({
+  type: "journal",
+  version: JournalEntry.VERSION,
+  startedAt,
+  ...(seed !== undefined ? { seed } : {})
+})
 
 /** A journal kept in memory, started at `startedAt` (`Clock` ms), its header written. @category Constructors */
-export const memory = (startedAt: number): Service => {
-  const entries: Array<JournalEntry.Entry> = [header(startedAt)]
-  return Journal.of({ startedAt, append: (entry) => void entries.push(entry), entries: () => entries })
+export const memory = (startedAt: number, seed?: number): Service => {
+  const entries: Array<JournalEntry.Entry> = [header(startedAt, seed)]
+  return Journal.of({
+    startedAt,
+    append: (entry) => void entries.push(entry),
+    entries: () => entries,
+    attach: () => {},
+    problem: () => undefined
+  })
 }
 
 /** A journal in memory, for tests and replays: read it back with `entries`. @category Layers */
-export const layerMemory: Layer.Layer<Journal> = Layer.effect(Journal, Effect.map(Clock.currentTimeMillis, memory))
+export const layerMemory: Layer.Layer<Journal> = Layer.effect(Journal, Effect.map(Clock.currentTimeMillis, (t) => memory(t)))
 
 /** Why a journal file cannot be written. @category Errors */
 export class JournalUnwritable extends Schema.TaggedError<JournalUnwritable>("@keel/JournalUnwritable")(
@@ -45,32 +73,80 @@ export class JournalUnwritable extends Schema.TaggedError<JournalUnwritable>("@k
   { path: Schema.String, message: Schema.String }
 ) {}
 
-/**
- * A journal appending JSON lines to `path` (its folder made if missing), the file held open for
- * the layer's lifetime and each line written whole with one `write`, so a crash loses at most the
- * line being written and never leaves two lines merged.
- *
- * @category Layers
- */
+const open = (path: string): number => {
+  mkdirSync(dirname(path), { recursive: true })
+  return openSync(path, "a", 0o600)
+}
+
+const writer = (fd: number) => (entry: JournalEntry.Entry) => {
+  writeSync(fd, JournalEntry.encodeLine(entry) + "\n")
+}
+
+/** A journal appending JSON lines to `path` (its folder made if missing), held open for the layer's life. @category Layers */
 export const layerFile = (path: string): Layer.Layer<Journal, JournalUnwritable> =>
   Layer.scoped(
     Journal,
     Effect.gen(function*() {
       const fd = yield* Effect.acquireRelease(
-        Effect.try({
-          try: () => {
-            mkdirSync(dirname(path), { recursive: true })
-            return openSync(path, "a")
-          },
-          catch: (e) => new JournalUnwritable({ path, message: (e as Error).message })
-        }),
+        Effect.try({ try: () => open(path), catch: (e) => new JournalUnwritable({ path, message: (e as Error).message }) }),
         (fd) => Effect.sync(() => closeSync(fd))
       )
       const startedAt = yield* Clock.currentTimeMillis
-      const append = (entry: JournalEntry.Entry) => {
-        writeSync(fd, JournalEntry.encodeLine(entry) + "\n")
+      const append = writer(fd)
+      append(header(startedAt, undefined))
+      return Journal.of({ startedAt, append, entries: () => [], attach: () => {}, problem: () => undefined })
+    })
+  )
+
+/**
+ * A journal written beside the session's transcript once it is attached (see the module's doc),
+ * its header carrying `seed`: the seed the run's ids and random draws came from, so a replay draws
+ * the same. Entries before the attach wait in memory; a session that is never attached (no
+ * transcript: `--no-session-persistence`) writes nothing.
+ *
+ * @category Layers
+ */
+export const layerBeside = (seed: number): Layer.Layer<Journal> =>
+  Layer.scoped(
+    Journal,
+    Effect.gen(function*() {
+      const startedAt = yield* Clock.currentTimeMillis
+      let pending: Array<JournalEntry.Entry> | undefined = [header(startedAt, seed)]
+      let fd: number | undefined
+      let write: ((entry: JournalEntry.Entry) => void) | undefined
+      let problem: string | undefined
+      const fail = (path: string, e: unknown) => {
+        problem ??= `the journal ${path} cannot be written (${(e as Error).message}); recording stopped`
+        write = undefined
+        pending = undefined
       }
-      append(header(startedAt))
-      return Journal.of({ startedAt, append, entries: () => [] })
+      let path = ""
+      yield* Effect.addFinalizer(() => Effect.sync(() => fd !== undefined && closeSync(fd)))
+      return Journal.of({
+        startedAt,
+        append: (entry) => {
+          if (pending !== undefined) return void pending.push(entry)
+          if (write === undefined) return
+          try {
+            write(entry)
+          } catch (e) {
+            fail(path, e)
+          }
+        },
+        entries: () => [],
+        attach: (transcriptFile) => {
+          if (pending === undefined) return
+          path = fileOf(transcriptFile)
+          try {
+            fd = open(path)
+            write = writer(fd)
+            for (const entry of pending) write(entry)
+            pending = undefined
+          } catch (e) {
+            fail(path, e)
+          }
+        },
+        problem: () => problem
+      })
     })
   )

@@ -15,6 +15,11 @@
  *   `startedAt`) with `input` (as decoded, encoded back to JSON);
  * - `tool_end`: how it ended, `at` ms after it began: `done` with its `output` (text, or content
  *   blocks) and structured `result`, `error` with the tool's message, or `interrupted`.
+ * and, per turn: `turn_start` (`turn`, its number in the process from 1, `at`, and the `prompt`
+ * submitted: text, the message's content blocks, or `null` for a turn that runs on from its last
+ * answer's tool calls) and `turn_end` (`turn`, `at`): a `turn_start` without its `turn_end` is a turn
+ * a crash cut short. A process that continues a session appends a new header: its calls number from
+ * 1 again, and its times count from its own `startedAt`.
  * Readers skip line types they do not know, so later versions can add lines.
  *
  * @since 0.1.0
@@ -34,8 +39,8 @@ export const Header = Schema.Struct({
   version: Schema.Number,
   /** `Clock` milliseconds when recording started: every `call`'s `at` counts from here. */
   startedAt: Schema.Number,
-  /** The session recorded, when the journal belongs to one. */
-  sessionId: Schema.optional(Schema.String)
+  /** The seed the run's ids and random draws came from (`keel --record`), for a replay to draw the same. */
+  seed: Schema.optional(Schema.Number)
 })
 
 /** A request body as sent, stored once per distinct body. @category Schemas */
@@ -104,8 +109,27 @@ export const ToolEnd = Schema.Struct({
   error: Schema.optional(Schema.String)
 })
 
+/** A turn starting, with what was submitted. @category Schemas */
+export const TurnStart = Schema.Struct({
+  type: Schema.Literal("turn_start"),
+  /** The turn's number in this process, from 1. */
+  turn: Schema.Number,
+  /** Milliseconds since the header's `startedAt`. */
+  at: Schema.Number,
+  /** The prompt as submitted: text, the content of the message given, or `null` (no new prompt). */
+  prompt: Schema.Union(Schema.String, Schema.Array(Schema.Unknown), Schema.Null)
+})
+
+/** A turn's end. @category Schemas */
+export const TurnEnd = Schema.Struct({
+  type: Schema.Literal("turn_end"),
+  turn: Schema.Number,
+  /** Milliseconds since the header's `startedAt`. */
+  at: Schema.Number
+})
+
 /** Any journal line this Keel knows. @category Schemas */
-export const Entry = Schema.Union(Header, Body, Call, Chunk, End, ToolStart, ToolEnd)
+export const Entry = Schema.Union(Header, Body, Call, Chunk, End, ToolStart, ToolEnd, TurnStart, TurnEnd)
 /** @category Models */
 export type Entry = typeof Entry.Type
 
@@ -118,7 +142,17 @@ export class JournalLineInvalid extends Schema.TaggedError<JournalLineInvalid>("
   { line: Schema.Number, message: Schema.String }
 ) {}
 
-const knownTypes: ReadonlySet<string> = new Set(["journal", "body", "call", "chunk", "end", "tool_start", "tool_end"])
+const knownTypes: ReadonlySet<string> = new Set([
+  "journal",
+  "body",
+  "call",
+  "chunk",
+  "end",
+  "tool_start",
+  "tool_end",
+  "turn_start",
+  "turn_end"
+])
 const decodeEntry = Schema.decodeUnknownEither(Entry)
 
 /**

@@ -55,12 +55,19 @@ export interface RecordedCall {
 export const calls = (entries: ReadonlyArray<JournalEntry.Entry>): ReadonlyArray<RecordedCall> => {
   const bodies = new Map<string, string>()
   const byCall = new Map<number, { call: number; hash: string; chunks: Array<RecordedCall["chunks"][number]>; end?: typeof JournalEntry.End.Type }>()
+  // Each header starts a process's segment, whose calls number from 1: they follow the last segment's.
+  let offset = 0
+  let last = 0
   for (const entry of entries) {
-    if (entry.type === "body") bodies.set(entry.hash, entry.body)
-    else if (entry.type === "call") byCall.set(entry.call, { call: entry.call, hash: entry.hash, chunks: [] })
-    else if (entry.type === "chunk") byCall.get(entry.call)?.chunks.push({ at: entry.at, items: entry.items as ReadonlyArray<Item> })
-    else if (entry.type === "end") {
-      const c = byCall.get(entry.call)
+    if (entry.type === "journal") offset = last
+    else if (entry.type === "body") bodies.set(entry.hash, entry.body)
+    else if (entry.type === "call") {
+      last = Math.max(last, offset + entry.call)
+      byCall.set(offset + entry.call, { call: offset + entry.call, hash: entry.hash, chunks: [] })
+    } else if (entry.type === "chunk") {
+      byCall.get(offset + entry.call)?.chunks.push({ at: entry.at, items: entry.items as ReadonlyArray<Item> })
+    } else if (entry.type === "end") {
+      const c = byCall.get(offset + entry.call)
       if (c !== undefined) c.end = entry
     }
   }

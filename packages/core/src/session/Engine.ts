@@ -21,6 +21,7 @@ import type * as Thinking from "../model/Thinking.js"
 import type { Permissions } from "../permission/Permissions.js"
 import type { ContextAssembly } from "../prompt/ContextAssembly.js"
 import type * as SessionPrompt from "../prompt/SessionPrompt.js"
+import type { Journal } from "../record/Journal.js"
 import type { ToolRegistry } from "../tool/ToolRegistry.js"
 import type { ToolRuntime } from "../tool/ToolRuntime.js"
 import type { Pipeline } from "../turn/Pipeline.js"
@@ -105,6 +106,8 @@ export interface Engine {
   readonly warnedUnpriced: Ref.Ref<ReadonlySet<string>>
   /** Whether transcripts are written. */
   readonly persist: boolean
+  /** The journal the session's turns are recorded in (`keel --record`, the testing layer), if any. */
+  readonly journal: Journal["Type"] | undefined
 }
 
 /** The stamp of the current session's own messages. @category Constructors */

@@ -18,6 +18,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -37,6 +38,7 @@ import * as Thinking from "../model/Thinking.js"
 import * as StructuredOutputTool from "../output/StructuredOutputTool.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
+import { Journal } from "../record/Journal.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
 import { ToolRuntime } from "../tool/ToolRuntime.js"
@@ -145,6 +147,8 @@ const firstSession = (
       fork ? undefined : loaded,
       fork ? { source: "fork", from: loaded.sessionId } : undefined
     )
+    // A journal kept beside the transcript starts writing now that the session has a file.
+    if (recorder.file !== undefined) engine.journal?.attach(recorder.file)
     const init: SdkMessage.SystemInit = {
       type: "system",
       subtype: "init",
@@ -228,7 +232,8 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       assembly: yield* ContextAssembly,
       mentionReader: Mentions.toolReader(options.mentionReader ?? registry.get("Read"), options.cwd, ids.uuid),
       warnedUnpriced: yield* Ref.make<ReadonlySet<string>>(new Set()),
-      persist: options.persist !== false
+      persist: options.persist !== false,
+      journal: Option.getOrUndefined(yield* Effect.serviceOption(Journal))
     }
     const current = yield* Ref.make(yield* firstSession(parts, loaded, locked))
     // SessionEnd when the session closes (bounded by its hooks' timeouts).

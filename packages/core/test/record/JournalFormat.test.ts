@@ -1,7 +1,10 @@
 /** The journal's text format and the request diff: what a reader of a journal or a divergence sees. */
 import { assert, describe, it } from "@effect/vitest"
-import { JournalEntry, ModelError, RequestDiff } from "@keel/core"
-import { Either } from "effect"
+import { Journal, JournalEntry, ModelError, RequestDiff } from "@keel/core"
+import { Effect, Either } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 
 describe("JournalEntry", () => {
   it("round-trips every line type through text, typed errors included", () => {
@@ -50,4 +53,51 @@ describe("RequestDiff", () => {
     assert.include(rendered, "+ … 25 more lines")
     assert.include(rendered, "- (absent)")
   })
+})
+
+describe("Journal.layerBeside", () => {
+  const call = (n: number): JournalEntry.Entry => ({ type: "call", call: n, at: 0, hash: "h" })
+
+  it.effect("keeps entries until the session attaches its transcript, then writes them beside it; a second process appends", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-journal-"))
+      const transcript = path.join(dir, "projects", "p", "0c8e.jsonl")
+      const runOnce = (seed: number) =>
+        Effect.gen(function*() {
+          const journal = yield* Journal.Journal
+          journal.append(call(1))
+          // Nothing is written before the attach (the first process: no file yet).
+          if (seed === 7) assert.isFalse(fs.existsSync(Journal.fileOf(transcript)))
+          journal.attach(transcript)
+          journal.append(call(2))
+        }).pipe(Effect.scoped, Effect.provide(Journal.layerBeside(seed)))
+      yield* runOnce(7)
+      yield* runOnce(8)
+      assert.strictEqual(Journal.fileOf(transcript), path.join(dir, "projects", "p", "0c8e.journal"))
+      const entries = Either.getOrThrow(JournalEntry.parse(fs.readFileSync(Journal.fileOf(transcript), "utf8")))
+      assert.deepStrictEqual(entries.map((e) => e.type === "journal" ? `journal:${e.seed}` : e.type === "call" ? `call:${e.call}` : e.type), [
+        "journal:7",
+        "call:1",
+        "call:2",
+        "journal:8",
+        "call:1",
+        "call:2"
+      ])
+    }))
+
+  it.effect("a journal that cannot be written stops recording and says why, once; nothing is thrown at the session", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-journal-"))
+      const blocker = path.join(dir, "file")
+      fs.writeFileSync(blocker, "")
+      const problem = yield* Effect.gen(function*() {
+        const journal = yield* Journal.Journal
+        journal.append(call(1))
+        // Its folder is a file: the journal cannot be opened.
+        journal.attach(path.join(blocker, "s.jsonl"))
+        journal.append(call(2))
+        return journal.problem()
+      }).pipe(Effect.scoped, Effect.provide(Journal.layerBeside(1)))
+      assert.match(problem ?? "", /^the journal .*s\.journal cannot be written \(.*\); recording stopped$/)
+    }))
 })

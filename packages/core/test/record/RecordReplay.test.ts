@@ -106,6 +106,11 @@ describe("record and replay", () => {
       const bodies = journal.filter((e) => e.type === "body")
       assert.strictEqual(new Set(bodies.map((b) => b.type === "body" && b.hash)).size, bodies.length)
       assert.strictEqual(journal[0]!.type, "journal")
+      // The turn, with what was submitted, around its calls.
+      const turns = journal.filter((e) => e.type === "turn_start" || e.type === "turn_end")
+      assert.deepStrictEqual(turns.map((e) => [e.type, e.turn]), [["turn_start", 1], ["turn_end", 1]])
+      assert.isTrue(turns[0]!.type === "turn_start" && turns[0]!.prompt === "sleep twice")
+      assert.strictEqual(journal.at(-1)!.type, "turn_end")
     }))
 
   it.effect("a replay from the journal alone reproduces transcript, SDK messages and journal byte for byte", () =>
