@@ -99,6 +99,7 @@ export const program = (version: string): Command =>
     .option("--fork-session", "with --resume or --continue: go on as a new session (new id and file) carrying the history", false)
     .option("--session-id <uuid>", "the id of the new session (a UUID not in use)")
     .option("--no-session-persistence", "do not save the session ($KEEL_HOME/projects/...); --resume still reads one")
+    .option("--record", "journal every model and tool call beside the session's transcript (<id>.journal; also KEEL_RECORD=1)", false)
     .option("-d, --debug", "print stack traces of internal errors", false)
     .option("--debug-file <file>", "with --debug's detail, written to this file instead of stderr")
     .addOption(new Option("--debug-to-stderr", "the same as --debug").default(false).hideHelp())

@@ -85,6 +85,8 @@ export interface Flags {
   readonly sessionId: string | undefined
   /** Save the session's transcript (off with `--no-session-persistence`). */
   readonly sessionPersistence: boolean
+  /** Journal the run beside its transcript (`--record`, or `KEEL_RECORD=1`). */
+  readonly record: boolean
   /** Print stack traces of internal errors and the kernel's notable events (`--debug`). */
   readonly debug: boolean
   /** Where `--debug`'s lines go instead of stderr (`--debug-file`). */
@@ -185,6 +187,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     forkSession: boolean
     sessionId?: string
     sessionPersistence: boolean
+    record: boolean
     debug: boolean
     settings?: string
     settingSources?: string
@@ -319,6 +322,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       forkSession: o.forkSession,
       sessionId: o.sessionId,
       sessionPersistence: o.sessionPersistence,
+      record: o.record || process.env.KEEL_RECORD === "1",
       debug: o.debug || o.debugToStderr || o.debugFile !== undefined,
       debugFile: o.debugFile,
       settings: o.settings,

@@ -5,7 +5,16 @@
  * @since 0.1.0
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { AnthropicModel, Credentials, ModelCapabilities, type ModelClient, PromptCaching, Resilience } from "@keel/core"
+import {
+  AnthropicModel,
+  Credentials,
+  type Journal,
+  ModelCapabilities,
+  type ModelClient,
+  PromptCaching,
+  RecordingModel,
+  Resilience
+} from "@keel/core"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -17,24 +26,30 @@ import * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
  * fallback models (`--fallback-model`, else `KEEL_FALLBACK_MODEL`), model fallback; its requests
  * carry prompt-cache breakpoints unless `DISABLE_PROMPT_CACHING` is set. With the settings'
  * `apiKeyHelper` (and no key in the environment), the key is the helper's, re-run after a 401.
+ * With `record`, each call is journaled (`RecordingModel`) as it went over the wire.
  *
  * @category Layers
  */
 export const modelLayer = (
   fallbackModels: ReadonlyArray<string> | undefined,
-  apiKeyHelper?: ApiKeyHelper.Helper | undefined
+  apiKeyHelper?: ApiKeyHelper.Helper | undefined,
+  options: { readonly record?: boolean | undefined } = {}
 ): Layer.Layer<
   ModelClient.ModelClient,
-  AnthropicModel.MissingCredentials | ApiKeyHelper.ApiKeyHelperFailed | ConfigError | ModelCapabilities.InvalidModels
+  AnthropicModel.MissingCredentials | ApiKeyHelper.ApiKeyHelperFailed | ConfigError | ModelCapabilities.InvalidModels,
+  Journal.Journal
 > =>
   PromptCaching.layerConfig.pipe(
     Layer.provide(Resilience.layerConfig({ fallbackModels })),
-    Layer.provide(
-      (apiKeyHelper === undefined
-        // The capability table of KEEL_MODELS_FILE gives each model its betas and thinking overrides.
-        ? Layer.unwrapEffect(Effect.map(AnthropicModel.optionsWithModels, AnthropicModel.layerWithCredentials)).pipe(
-          Layer.provideMerge(Credentials.layerConfig)
-        )
-        : ApiKeyHelper.modelLayer(apiKeyHelper)).pipe(Layer.provide(NodeContext.layer))
-    )
+    // Recording: each call as it went over the wire, below the watchdog, retries and fallback.
+    Layer.provide(options.record === true ? RecordingModel.layer().pipe(Layer.provideMerge(base(apiKeyHelper))) : base(apiKeyHelper))
   )
+
+/** The Anthropic API client, its credentials from the environment or the settings' `apiKeyHelper`. */
+const base = (apiKeyHelper: ApiKeyHelper.Helper | undefined) =>
+  (apiKeyHelper === undefined
+    // The capability table of KEEL_MODELS_FILE gives each model its betas and thinking overrides.
+    ? Layer.unwrapEffect(Effect.map(AnthropicModel.optionsWithModels, AnthropicModel.layerWithCredentials)).pipe(
+      Layer.provideMerge(Credentials.layerConfig)
+    )
+    : ApiKeyHelper.modelLayer(apiKeyHelper)).pipe(Layer.provide(NodeContext.layer))

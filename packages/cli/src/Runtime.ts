@@ -22,12 +22,14 @@ import {
   Fallback,
   Hooks,
   Ids,
+  Journal,
   ModelCapabilities,
   type ModelClient,
   NestedMemory,
   Permissions,
   type Pipeline,
   Pricing,
+  RecordingTools,
   Resume,
   Session,
   type SessionRuntime,
@@ -42,6 +44,7 @@ import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Random from "effect/Random"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
@@ -105,6 +108,11 @@ export interface Options extends
   readonly askThroughActions?: boolean | undefined
   /** The environment of MCP configs' `${VAR}` expansion, of the MCP servers Keel starts and of Bash commands (default `process.env`). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /**
+   * Journal the run beside its transcript (`--record`, `KEEL_RECORD=1`: see `Journal`): every model
+   * call and tool call, its ids and random draws from a seed the journal's header keeps.
+   */
+  readonly record?: boolean | undefined
   /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
   readonly debug?: boolean | undefined
   /** Where those lines go instead of stderr (`--debug-file`). */
@@ -170,6 +178,7 @@ export type Services =
   | SessionStore.SessionStore
   | Commands.Commands
   | Ids.Ids
+  | Journal.Journal
   | Actions.Actions
   | NestedMemory.NestedMemory
   | RunSettings.RunSettings
@@ -213,7 +222,13 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> =>
 
 /** {@link layer} once the settings are read. */
 const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Services, LayerError> => {
-  const model = RunModel.modelLayer(options.fallbackModels, Settings.apiKeyHelper(loaded, options.cwd, options.env))
+  // Recording: ids and random draws from a seed the journal keeps, so a replay draws the same.
+  const seed = options.record === true ? globalThis.crypto.getRandomValues(new Uint32Array(1))[0]! : undefined
+  const ids = seed === undefined ? Ids.layer : Ids.layerSeeded(seed)
+  const journal = seed === undefined ? Journal.layerNone : Journal.layerBeside(seed)
+  const model = RunModel.modelLayer(options.fallbackModels, Settings.apiKeyHelper(loaded, options.cwd, options.env), {
+    record: seed !== undefined
+  }).pipe(Layer.provide(journal))
   const permissions = Layer.effect(
     Permissions.Permissions,
     Effect.gen(function*() {
@@ -226,7 +241,7 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
         : Permissions.makeAsking(config, Permissions.actionsAsker(yield* Actions.Actions), asking)
     })
   )
-  const actions = Actions.layerConfig.pipe(Layer.provide(Ids.layer))
+  const actions = Actions.layerConfig.pipe(Layer.provide(ids))
   const mcp = McpServers.layerConfig({
     cwd: options.cwd,
     configs: options.mcpConfig,
@@ -247,9 +262,10 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
     Layer.provide(builtin)
   )
   // --json-schema: the StructuredOutput tool, after all the others (and whatever --agent keeps).
-  const tools = (options.jsonSchema === undefined
+  const offered = options.jsonSchema === undefined
     ? registry
-    : JsonSchemaOption.registryLayer(options.jsonSchema).pipe(Layer.provide(registry))).pipe(
+    : JsonSchemaOption.registryLayer(options.jsonSchema).pipe(Layer.provide(registry))
+  const tools = (seed === undefined ? offered : RecordingTools.layer.pipe(Layer.provide(offered), Layer.provide(journal))).pipe(
     Layer.provideMerge(mcp.pipe(Layer.provide(actions))),
     Layer.provideMerge(agents)
   )
@@ -261,7 +277,8 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
     NestedMemory.layerConfig,
     SessionStore.layerConfig,
     commands(options.cwd),
-    Ids.layer,
+    ids,
+    journal,
     RunSettings.layer(loaded),
     // Hooks: the settings files' commands, then the embedder's and the host's callbacks.
     HooksLayer.layer({
@@ -271,14 +288,15 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
       callbacks: options.hookCallbacks,
       host: options.hostHooks,
       observe: options.onHookEvent
-    }).pipe(Layer.provide(Layer.merge(SessionStore.layerConfig, Ids.layer)))
+    }).pipe(Layer.provide(Layer.merge(SessionStore.layerConfig, ids)))
   ).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(permissions),
     Layer.provideMerge(actions),
     Layer.provide(NodeContext.layer),
     Layer.provide(Telemetry.layerConfig),
-    Layer.provideMerge(logging(options.debug === true, options.debugFile))
+    Layer.provideMerge(logging(options.debug === true, options.debugFile)),
+    Layer.provideMerge(seed === undefined ? Layer.empty : Layer.setRandom(Random.make(seed)))
   )
 }
 

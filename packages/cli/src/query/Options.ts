@@ -459,6 +459,7 @@ export const resolve = (
         forkSession: options.forkSession === true,
         sessionId: options.sessionId,
         sessionPersistence: options.persistSession !== false,
+        record: (env ?? process.env).KEEL_RECORD === "1",
         ...thinking,
         canUseTool,
         settings: isRecord(options.settings) ? JSON.stringify(options.settings) : options.settings,

@@ -64,6 +64,12 @@ export const memory = (startedAt: number, seed?: number): Service => {
   })
 }
 
+/** No journal: a run that does not record (appends go nowhere). @category Layers */
+export const layerNone: Layer.Layer<Journal> = Layer.succeed(
+  Journal,
+  Journal.of({ startedAt: 0, append: () => {}, entries: () => [], attach: () => {}, problem: () => undefined })
+)
+
 /** A journal in memory, for tests and replays: read it back with `entries`. @category Layers */
 export const layerMemory: Layer.Layer<Journal> = Layer.effect(Journal, Effect.map(Clock.currentTimeMillis, (t) => memory(t)))
 
