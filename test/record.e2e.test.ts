@@ -4,6 +4,10 @@
  * byte as the server received it (once per distinct body), the 429 that was retried, each stream's
  * reads, the tool call with its input and output, and the turn with its prompt. The journal's calls
  * are what `ReplayModel` serves. Without `--record` (or `KEEL_RECORD=1`) there is no journal.
+ *
+ * `keel replay <session>` runs the recording again with no API at all (the fake is closed): it
+ * passes; a journal whose recorded body was changed diverges at that call, exit 1, with the path
+ * and a diff; a journal that is not one is exit 2, saying why.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import { Journal, JournalEntry, ReplayModel, SessionStore } from "@keel/core"
@@ -35,7 +39,7 @@ const session = async (args: ReadonlyArray<string>, env: Record<string, string> 
   assert.strictEqual(r.code, 0, r.stderr)
   const sessionId = lines(r.stdout)[0].session_id as string
   const transcript = path.join(home, "projects", SessionStore.slug(fs.realpathSync(dir)), `${sessionId}.jsonl`)
-  return { server, transcript, journal: Journal.fileOf(transcript) }
+  return { server, transcript, journal: Journal.fileOf(transcript), dir, home, sessionId }
 }
 
 describe("keel --record", () => {
@@ -79,5 +83,46 @@ describe("keel --record", () => {
     const plain = await session([])
     assert.isTrue(fs.existsSync(plain.transcript))
     assert.isFalse(fs.existsSync(plain.journal))
+  }, 60_000)
+})
+
+describe("keel replay", () => {
+  it("replays a recorded session with no API: pass; a changed recorded body diverges there, naming the field", async () => {
+    const { dir, home, journal, server, sessionId } = await session(["--record"])
+    await server.close()
+    const env = { KEEL_HOME: home, ANTHROPIC_BASE_URL: "http://127.0.0.1:9", ANTHROPIC_API_KEY: "" }
+    const passed = await run(["replay", sessionId], { env, cwd: dir })
+    assert.strictEqual(passed.code, 0, passed.stdout + passed.stderr)
+    assert.match(passed.stdout, /^replay: pass: 3 model calls as recorded, [\d.]+ s of recorded time in \d+ ms\n$/)
+    // The recorded request of call 3 said something else: the replay diverges at call 3.
+    const text = fs.readFileSync(journal, "utf8")
+    const bodies = text.split("\n").filter((l) => l.startsWith("{\"type\":\"body\""))
+    const last = JSON.parse(bodies.at(-1)!)
+    // As if the kernel had sent another body then: the body and its hash (which its call names) change.
+    const body = last.body.replace("The answer is 42.", "The answer is 41.")
+    const altered = JSON.stringify({ ...last, hash: sha256(body), body })
+    const changed = path.join(dir, "changed.journal")
+    fs.writeFileSync(changed, text.replace(bodies.at(-1)!, () => altered).replaceAll(last.hash, sha256(body)))
+    fs.copyFileSync(journal.replace(/\.journal$/, ".jsonl"), changed.replace(/\.journal$/, ".jsonl"))
+    const diverged = await run(["replay", changed], { env, cwd: dir })
+    assert.strictEqual(diverged.code, 1, diverged.stderr)
+    assert.match(diverged.stdout, /^replay: DIVERGED at model call 3 of 3: \$\.messages\[2\]\.content\[0\]\.content differs from the recording\n/)
+    assert.include(diverged.stdout, "- ")
+    assert.include(diverged.stdout, "41.")
+    assert.include(diverged.stdout, "42.")
+  }, 60_000)
+
+  it("a file that is not a journal, or a session not recorded, is exit 2 saying why", async () => {
+    const dir = workdir()
+    fs.writeFileSync(path.join(dir, "bad.journal"), "{\"type\":\"journal\",\"version\":1,\"startedAt\":0}\nnot json\n")
+    const bad = await run(["replay", "./bad.journal"], { env: { KEEL_HOME: path.join(dir, "h") }, cwd: dir })
+    assert.strictEqual(bad.code, 2)
+    assert.match(bad.stderr, /bad\.journal line 2: not JSON/)
+    const missing = await run(["replay", "0c8e0000-0000-4000-8000-000000000000"], { env: { KEEL_HOME: path.join(dir, "h") }, cwd: dir })
+    assert.strictEqual(missing.code, 2)
+    assert.match(missing.stderr, /cannot read .*\.journal: no such file/)
+    const usage = await run(["replay", "x", "--tools", "sometimes"], { env: {}, cwd: dir })
+    assert.strictEqual(usage.code, 2)
+    assert.match(usage.stderr, /sometimes/)
   }, 60_000)
 })

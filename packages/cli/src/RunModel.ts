@@ -9,10 +9,12 @@ import {
   AnthropicModel,
   Credentials,
   type Journal,
+  type JournalEntry,
   ModelCapabilities,
   type ModelClient,
   PromptCaching,
   RecordingModel,
+  ReplayModel,
   Resilience
 } from "@keel/core"
 import type { ConfigError } from "effect/ConfigError"
@@ -43,6 +45,21 @@ export const modelLayer = (
     Layer.provide(Resilience.layerConfig({ fallbackModels })),
     // Recording: each call as it went over the wire, below the watchdog, retries and fallback.
     Layer.provide(options.record === true ? RecordingModel.layer().pipe(Layer.provideMerge(base(apiKeyHelper))) : base(apiKeyHelper))
+  )
+
+/**
+ * The model of a replay (`keel replay`): the recorded calls served back (`ReplayModel`), under the
+ * same watchdog, retries, fallback and prompt caching as the run they were recorded in.
+ *
+ * @category Layers
+ */
+export const replayLayer = (
+  fallbackModels: ReadonlyArray<string> | undefined,
+  entries: ReadonlyArray<JournalEntry.Entry>
+): Layer.Layer<ModelClient.ModelClient | ReplayModel.Replay, ConfigError> =>
+  PromptCaching.layerConfig.pipe(
+    Layer.provide(Resilience.layerConfig({ fallbackModels })),
+    Layer.provideMerge(ReplayModel.layer(entries))
   )
 
 /** The Anthropic API client, its credentials from the environment or the settings' `apiKeyHelper`. */

@@ -28,8 +28,10 @@ import {
   NestedMemory,
   Permissions,
   type Pipeline,
+  type JournalEntry,
   Pricing,
   RecordingTools,
+  ReplayTools,
   Resume,
   Session,
   type SessionRuntime,
@@ -37,7 +39,8 @@ import {
   Thinking,
   ToolRegistry,
   ToolRuntime,
-  TranscriptError
+  TranscriptError,
+  type TurnEnvelope
 } from "@keel/core"
 import { type AgentDefinition, Agents, BuiltinTools, type HostLink, type McpConfig, McpServers, Read } from "@keel/tools"
 import * as Cause from "effect/Cause"
@@ -113,6 +116,19 @@ export interface Options extends
    * call and tool call, its ids and random draws from a seed the journal's header keeps.
    */
   readonly record?: boolean | undefined
+  /**
+   * Run a recorded journal again (`keel replay`): the model serves its calls, tools are served from
+   * it (`recorded`) or run (`live`), ids and random draws come from its seed, the system prompt is
+   * the recorded one, and nothing is saved.
+   */
+  readonly replay?: {
+    readonly entries: ReadonlyArray<JournalEntry.Entry>
+    readonly seed: number | undefined
+    readonly tools: "recorded" | "live"
+    readonly prompt: TurnEnvelope.Recorded | undefined
+  } | undefined
+  /** The command line a recording keeps for `keel replay` (default this process's arguments). */
+  readonly argv?: ReadonlyArray<string> | undefined
   /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
   readonly debug?: boolean | undefined
   /** Where those lines go instead of stderr (`--debug-file`). */
@@ -223,12 +239,23 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> =>
 /** {@link layer} once the settings are read. */
 const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Services, LayerError> => {
   // Recording: ids and random draws from a seed the journal keeps, so a replay draws the same.
-  const seed = options.record === true ? globalThis.crypto.getRandomValues(new Uint32Array(1))[0]! : undefined
+  const replay = options.replay
+  const seed = replay !== undefined
+    ? replay.seed
+    : options.record === true
+    ? globalThis.crypto.getRandomValues(new Uint32Array(1))[0]!
+    : undefined
   const ids = seed === undefined ? Ids.layer : Ids.layerSeeded(seed)
-  const journal = seed === undefined ? Journal.layerNone : Journal.layerBeside(seed)
-  const model = RunModel.modelLayer(options.fallbackModels, Settings.apiKeyHelper(loaded, options.cwd, options.env), {
-    record: seed !== undefined
-  }).pipe(Layer.provide(journal))
+  const journal = seed === undefined || replay !== undefined
+    ? Journal.layerNone
+    : Journal.layerBeside(seed, { argv: options.argv ?? process.argv.slice(2), cwd: options.cwd })
+  const model = replay !== undefined
+    ? RunModel.replayLayer(options.fallbackModels, replay.entries)
+    : RunModel.modelLayer(options.fallbackModels, Settings.apiKeyHelper(loaded, options.cwd, options.env), {
+      record: seed !== undefined
+    }).pipe(Layer.provide(journal))
+  // A replay saves nothing: its transcript stays in memory.
+  const store = replay !== undefined ? SessionStore.layerMemory() : SessionStore.layerConfig
   const permissions = Layer.effect(
     Permissions.Permissions,
     Effect.gen(function*() {
@@ -265,7 +292,14 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
   const offered = options.jsonSchema === undefined
     ? registry
     : JsonSchemaOption.registryLayer(options.jsonSchema).pipe(Layer.provide(registry))
-  const tools = (seed === undefined ? offered : RecordingTools.layer.pipe(Layer.provide(offered), Layer.provide(journal))).pipe(
+  const served = replay === undefined
+    ? offered
+    : replay.tools === "recorded"
+    ? ReplayTools.layer(replay.entries).pipe(Layer.provide(offered))
+    : offered
+  const tools = (seed === undefined || replay !== undefined
+    ? served
+    : RecordingTools.layer.pipe(Layer.provide(offered), Layer.provide(journal))).pipe(
     Layer.provideMerge(mcp.pipe(Layer.provide(actions))),
     Layer.provideMerge(agents)
   )
@@ -275,7 +309,7 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
     ToolRuntime.layerConfig,
     RunAgents.assemblyLayer(options.cwd).pipe(Layer.provide(agents)),
     NestedMemory.layerConfig,
-    SessionStore.layerConfig,
+    store,
     commands(options.cwd),
     ids,
     journal,
@@ -288,7 +322,7 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
       callbacks: options.hookCallbacks,
       host: options.hostHooks,
       observe: options.onHookEvent
-    }).pipe(Layer.provide(Layer.merge(SessionStore.layerConfig, ids)))
+    }).pipe(Layer.provide(Layer.merge(store, ids)))
   ).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(permissions),
@@ -401,7 +435,8 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
         maxThinkingTokens: options.maxThinkingTokens ?? (yield* Thinking.maxThinkingTokensConfig),
         effort: options.effort
       }),
-      structuredOutput: yield* JsonSchemaOption.sessionOption(options.jsonSchema)
+      structuredOutput: yield* JsonSchemaOption.sessionOption(options.jsonSchema),
+      recordedPrompt: options.replay?.prompt
     })
     return { session, warnings, transcriptWarnings }
   })

@@ -2,7 +2,8 @@
  * The `keel` entry point: parse flags (without loading the kernel), then run headless: one prompt
  * (`-p`), or user messages as JSON lines on stdin (`--input-format stream-json`); or the REPL; or,
  * for `keel serve`, the runtime protocol; or, for `keel export`, a saved session's export; or, for
- * `keel doctor`, a saved session's check and repair.
+ * `keel doctor`, a saved session's check and repair; or, for `keel replay`, a recorded session run
+ * again from its journal.
  *
  * @since 0.1.0
  */
@@ -27,6 +28,7 @@ const main = async (): Promise<void> => {
   if (process.argv[2] === "serve") return serve(process.argv.slice(3))
   if (process.argv[2] === "export") return exportSession(process.argv.slice(3))
   if (process.argv[2] === "doctor") return doctor(process.argv.slice(3))
+  if (process.argv[2] === "replay") return replay(process.argv.slice(3))
   // `keel --version` alone answers before the flag parser (commander) loads.
   if (process.argv.length === 3 && (process.argv[2] === "--version" || process.argv[2] === "-v")) {
     process.stdout.write(`${version}\n`)
@@ -104,6 +106,16 @@ const exportSession = (argv: ReadonlyArray<string>): Promise<void> =>
 /** `keel doctor`: checks a saved session's transcript and repairs a torn one. */
 const doctor = (argv: ReadonlyArray<string>): Promise<void> =>
   sessionCommand(async () => (await import("./doctor/DoctorFlags.js")).parseDoctor(argv), () => import("./doctor/Doctor.js"))
+
+/** `keel replay`: a recorded session run again from its journal, under virtual time. */
+const replay = (argv: ReadonlyArray<string>): Promise<void> =>
+  sessionCommand(
+    async () => (await import("./replay/ReplayFlags.js")).parseReplay(argv),
+    async () => {
+      const { run } = await import("./replay/Replay.js")
+      return { run: (flags, io) => run(flags, io, version) }
+    }
+  )
 
 /** `keel serve`: the runtime protocol over stdio or HTTP (its parser and server load only for it). */
 const serve = async (argv: ReadonlyArray<string>): Promise<void> => {

@@ -45,11 +45,18 @@ export class Journal extends Context.Tag("@keel/core/Journal")<Journal, Service>
 /** The journal file of a transcript: `<session id>.journal` beside `<session id>.jsonl`. @category Files */
 export const fileOf = (transcriptFile: string): string => transcriptFile.replace(/\.jsonl$/, "") + ".journal"
 
-const header = (startedAt: number, seed: number | undefined): JournalEntry.Entry => ({
+/** What a recorded run was: its command line and working directory (see `JournalEntry.Header`). @category Models */
+export interface Run {
+  readonly argv: ReadonlyArray<string>
+  readonly cwd: string
+}
+
+const header = (startedAt: number, seed: number | undefined, run?: Run): JournalEntry.Entry => ({
   type: "journal",
   version: JournalEntry.VERSION,
   startedAt,
-  ...(seed !== undefined ? { seed } : {})
+  ...(seed !== undefined ? { seed } : {}),
+  ...(run !== undefined ? { argv: run.argv, cwd: run.cwd } : {})
 })
 
 /** A journal kept in memory, started at `startedAt` (`Clock` ms), its header written. @category Constructors */
@@ -106,18 +113,18 @@ export const layerFile = (path: string): Layer.Layer<Journal, JournalUnwritable>
 
 /**
  * A journal written beside the session's transcript once it is attached (see the module's doc),
- * its header carrying `seed`: the seed the run's ids and random draws came from, so a replay draws
- * the same. Entries before the attach wait in memory; a session that is never attached (no
+ * its header carrying `seed` (the seed the run's ids and random draws came from, so a replay draws
+ * the same) and the `run` it records. Entries before the attach wait in memory; a session that is never attached (no
  * transcript: `--no-session-persistence`) writes nothing.
  *
  * @category Layers
  */
-export const layerBeside = (seed: number): Layer.Layer<Journal> =>
+export const layerBeside = (seed: number, run?: Run): Layer.Layer<Journal> =>
   Layer.scoped(
     Journal,
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
-      let pending: Array<JournalEntry.Entry> | undefined = [header(startedAt, seed)]
+      let pending: Array<JournalEntry.Entry> | undefined = [header(startedAt, seed, run)]
       let fd: number | undefined
       let write: ((entry: JournalEntry.Entry) => void) | undefined
       let problem: string | undefined

@@ -40,7 +40,11 @@ export const Header = Schema.Struct({
   /** `Clock` milliseconds when recording started: every `call`'s `at` counts from here. */
   startedAt: Schema.Number,
   /** The seed the run's ids and random draws came from (`keel --record`), for a replay to draw the same. */
-  seed: Schema.optional(Schema.Number)
+  seed: Schema.optional(Schema.Number),
+  /** The command line of the recorded run (`keel`'s arguments), for `keel replay` to run it again. */
+  argv: Schema.optional(Schema.Array(Schema.String)),
+  /** The recorded run's working directory. */
+  cwd: Schema.optional(Schema.String)
 })
 
 /** A request body as sent, stored once per distinct body. @category Schemas */

@@ -176,7 +176,7 @@ const firstSession = (
       opened: false,
       notices: loaded?.warnings ?? [],
       // A resumed session (or a fork) sends the prompt and context its transcript's last turn sent.
-      prompt: yield* promptFor(engine, loaded !== undefined ? TurnEnvelope.recordedOf(loaded) : undefined),
+      prompt: yield* promptFor(engine, (loaded !== undefined ? TurnEnvelope.recordedOf(loaded) : undefined) ?? options.recordedPrompt),
       envelope: yield* Ref.make(loaded?.envelopes.at(-1))
     }
   })

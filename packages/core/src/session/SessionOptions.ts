@@ -14,6 +14,7 @@ import type * as Tool from "../tool/Tool.js"
 import type * as TurnPolicy from "../turn/TurnPolicy.js"
 import type * as Pricing from "./Pricing.js"
 import type * as Transcript from "./Transcript.js"
+import type * as TurnEnvelope from "./TurnEnvelope.js"
 
 /** The Keel version reported in `system`/`init`. @category Constants */
 export const VERSION = "0.1.0"
@@ -101,6 +102,12 @@ export interface Options {
   readonly systemPrompt?: ModelRequest["system"] | SystemPrompt.SystemPrompt | undefined
   /** Added after the system prompt (the assembled one or `systemPrompt`), as its last section. */
   readonly appendSystemPrompt?: string | undefined
+  /**
+   * The prompt and context snapshot a recorded session sent (`TurnEnvelope.recordedOf`), sent again
+   * instead of assembling one: a replay (`keel replay`) asks for exactly what was recorded, on any
+   * machine, any day. A resumed transcript's own recorded prompt wins over it.
+   */
+  readonly recordedPrompt?: TurnEnvelope.Recorded | undefined
   /** Emit `stream_event` messages with the raw model events. */
   readonly includePartialMessages?: boolean | undefined
   /** The MCP servers of this session and how their start went, as `system`/`init` reports them. */
