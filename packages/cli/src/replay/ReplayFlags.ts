@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Command, Option } from "commander"
-import { parseCommand } from "../CommandLine.js"
+import { type Exit, parseCommand } from "../CommandLine.js"
 
 /** What to replay, and how. @category Models */
 export interface Flags {
@@ -18,9 +18,7 @@ export interface Flags {
 }
 
 /** The outcome of parsing `keel replay ...`. @category Models */
-export type Parsed =
-  | { readonly _tag: "Replay"; readonly flags: Flags }
-  | { readonly _tag: "Exit"; readonly code: number; readonly stdout: string; readonly stderr: string }
+export type Parsed = { readonly _tag: "Replay"; readonly flags: Flags } | Exit
 
 /** The commander program of `keel replay`. @category Constructors */
 export const program = (): Command =>
