@@ -250,9 +250,11 @@ describe("HttpTransport", () => {
       }
     }
     const done = readAll()
-    // Two network reads in one turn (two timers of the same timers phase), then one in a later turn.
-    setTimeout(() => stream.write("a"), 0)
-    setTimeout(() => stream.write("b"), 0)
+    // Two network reads in one turn (two immediates queued together run in one check phase, with
+    // microtasks between them; two timers can land in different turns on a busy machine), then one
+    // in a later turn.
+    setImmediate(() => stream.write("a"))
+    setImmediate(() => stream.write("b"))
     while (reads.length === 0) await new Promise((resolve) => setImmediate(resolve))
     stream.end("c")
     await done
