@@ -50,6 +50,9 @@ describe("keel --record", () => {
     const entries = Either.getOrThrow(JournalEntry.parse(fs.readFileSync(journal, "utf8")))
     const header = entries[0]!
     assert.isTrue(header.type === "journal" && header.version === JournalEntry.VERSION && typeof header.seed === "number")
+    // The run, for keel replay: its command line, folder and configuring variables (never a key).
+    assert.isTrue(header.type === "journal" && header.argv?.includes("--record") === true && header.cwd !== undefined)
+    assert.isTrue(header.type === "journal" && header.env !== undefined && !("ANTHROPIC_API_KEY" in header.env) && !("KEEL_HOME" in header.env))
     // Three calls, their bodies exactly what the server received.
     const calls = ReplayModel.calls(entries)
     assert.strictEqual(calls.length, 3)
@@ -94,6 +97,15 @@ describe("keel replay", () => {
     const passed = await run(["replay", sessionId], { env, cwd: dir })
     assert.strictEqual(passed.code, 0, passed.stdout + passed.stderr)
     assert.match(passed.stdout, /^replay: pass: 3 model calls as recorded, [\d.]+ s of recorded time in \d+ ms\n$/)
+    // With the tools run again (the file is still there, unchanged): the same requests, a pass.
+    const live = await run(["replay", sessionId, "--tools", "live"], { env, cwd: dir })
+    assert.strictEqual(live.code, 0, live.stdout + live.stderr)
+    // The file changed since: the live Read answers otherwise, and the next request diverges.
+    fs.writeFileSync(path.join(dir, "notes.md"), "The answer is 43.\n")
+    const changedFile = await run(["replay", sessionId, "--tools", "live"], { env, cwd: dir })
+    assert.strictEqual(changedFile.code, 1, changedFile.stderr)
+    assert.match(changedFile.stdout, /^replay: DIVERGED at model call 3 of 3: /)
+    assert.include(changedFile.stdout, "+      1\tThe answer is 43.")
     // The recorded request of call 3 said something else: the replay diverges at call 3.
     const text = fs.readFileSync(journal, "utf8")
     const bodies = text.split("\n").filter((l) => l.startsWith("{\"type\":\"body\""))

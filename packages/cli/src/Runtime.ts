@@ -39,6 +39,7 @@ import {
   Thinking,
   ToolRegistry,
   ToolRuntime,
+  ToolsInFlight,
   TranscriptError,
   type TurnEnvelope
 } from "@keel/core"
@@ -126,6 +127,8 @@ export interface Options extends
     readonly seed: number | undefined
     readonly tools: "recorded" | "live"
     readonly prompt: TurnEnvelope.Recorded | undefined
+    /** Counts the live tool calls running now (`tools: "live"`), for the virtual clock to wait on. */
+    readonly running?: ToolsInFlight.Counter | undefined
   } | undefined
   /** The command line a recording keeps for `keel replay` (default this process's arguments). */
   readonly argv?: ReadonlyArray<string> | undefined
@@ -248,7 +251,11 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
   const ids = seed === undefined ? Ids.layer : Ids.layerSeeded(seed)
   const journal = seed === undefined || replay !== undefined
     ? Journal.layerNone
-    : Journal.layerBeside(seed, { argv: options.argv ?? process.argv.slice(2), cwd: options.cwd })
+    : Journal.layerBeside(seed, {
+      argv: options.argv ?? process.argv.slice(2),
+      cwd: options.cwd,
+      env: Journal.configuringEnv(options.env ?? process.env)
+    })
   const model = replay !== undefined
     ? RunModel.replayLayer(options.fallbackModels, replay.entries)
     : RunModel.modelLayer(options.fallbackModels, Settings.apiKeyHelper(loaded, options.cwd, options.env), {
@@ -296,7 +303,7 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
     ? offered
     : replay.tools === "recorded"
     ? ReplayTools.layer(replay.entries).pipe(Layer.provide(offered))
-    : offered
+    : ToolsInFlight.layer(replay.running ?? ToolsInFlight.counter()).pipe(Layer.provide(offered))
   const tools = (seed === undefined || replay !== undefined
     ? served
     : RecordingTools.layer.pipe(Layer.provide(offered), Layer.provide(journal))).pipe(

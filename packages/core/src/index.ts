@@ -273,3 +273,5 @@ export * as RequestDiff from "./record/RequestDiff.js"
 export * as RecordingTools from "./record/RecordingTools.js"
 /** Tool calls served from a journal instead of run. */
 export * as ReplayTools from "./record/ReplayTools.js"
+/** Counts the tool calls running now (a live replay holds its virtual clock while any runs). */
+export * as ToolsInFlight from "./record/ToolsInFlight.js"

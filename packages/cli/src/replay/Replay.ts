@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { JournalEntry, Journal, ReplayModel, SessionStore, Transcript, TurnEnvelope } from "@keel/core"
+import { Journal, JournalEntry, ReplayModel, SessionStore, ToolsInFlight, Transcript, TurnEnvelope } from "@keel/core"
 import { VirtualTime } from "@keel/core/testing"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -91,12 +91,20 @@ export const run = async (flags: Flags, io: Io, version: string): Promise<number
   const entries = parsed.right
   let options: Runtime.Options
   let prompts: ReadonlyArray<string>
+  // Live tools run in real time: the virtual clock stands still while one runs.
+  const running = ToolsInFlight.counter()
   try {
-    ;({ options, prompts } = planOf(entries, flags, file, version))
+    ;({ options, prompts } = planOf(entries, flags, file, version, running))
   } catch (e) {
     if (!(e instanceof Unreplayable)) throw e
     io.err(`keel replay: ${file}: ${e.message}\n`)
     return 2
+  }
+  // The variables that configured the recorded run configure the replay (this process is the replay's own).
+  const header = entries[0]
+  if (header?.type === "journal" && header.env !== undefined) {
+    for (const k of Object.keys(Journal.configuringEnv(process.env))) delete process.env[k]
+    Object.assign(process.env, header.env)
   }
   const started = performance.now()
   const program = Effect.gen(function*() {
@@ -112,10 +120,9 @@ export const run = async (flags: Flags, io: Io, version: string): Promise<number
     } satisfies Outcome
   }).pipe(Effect.scoped, Effect.provide(Runtime.layer(options)))
   // The clock starts where the recording did (its times are offsets from there).
-  const header = entries[0]
   const startedAt = header?.type === "journal" ? header.startedAt : 0
   const exit = await Effect.runPromiseExit(
-    Effect.zipRight(TestClock.setTime(startedAt), VirtualTime.run(program)).pipe(
+    Effect.zipRight(TestClock.setTime(startedAt), VirtualTime.run(program, { busy: () => running.running > 0 })).pipe(
       Effect.provide(TestContext.TestContext),
       Effect.provide(NodeContext.layer)
     )
@@ -146,7 +153,8 @@ const planOf = (
   entries: ReadonlyArray<JournalEntry.Entry>,
   flags: Flags,
   file: string,
-  version: string
+  version: string,
+  running: ToolsInFlight.Counter
 ): { readonly options: Runtime.Options; readonly prompts: ReadonlyArray<string> } => {
   const header = entries[0]
   if (header?.type !== "journal" || header.argv === undefined || header.cwd === undefined) {
@@ -172,7 +180,7 @@ const planOf = (
       ...run,
       cwd: header.cwd,
       record: false,
-      replay: { entries, seed: header.seed, tools: flags.tools, prompt: recordedPrompt(file) }
+      replay: { entries, seed: header.seed, tools: flags.tools, prompt: recordedPrompt(file), running }
     },
     prompts
   }

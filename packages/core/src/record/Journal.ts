@@ -49,6 +49,28 @@ export const fileOf = (transcriptFile: string): string => transcriptFile.replace
 export interface Run {
   readonly argv: ReadonlyArray<string>
   readonly cwd: string
+  /** The configuring variables (see {@link configuringEnv}). */
+  readonly env?: Readonly<Record<string, string>> | undefined
+}
+
+/** Variables that configure the kernel's behaviour: what a replay must set again. */
+const CONFIGURING = /^(KEEL_|CLAUDE_CODE_|MAX_THINKING_TOKENS$|DISABLE_PROMPT_CACHING|ANTHROPIC_MODEL$|ANTHROPIC_SMALL_FAST_MODEL$|MCP_TIMEOUT$|BASH_)/
+/** Where things are, not how Keel behaves: a replay keeps its own. */
+const LOCATION = /^(KEEL_HOME|KEEL_RECORD|KEEL_COMPILE_CACHE|CLAUDE_CODE_TMPDIR)$/
+/** Names that hold secrets, never journaled. */
+const SECRET = /(KEY$|KEY_|TOKEN$|TOKEN_|SECRET|PASSWORD|CREDENTIAL|AUTH|HEADERS?$)/i
+
+/**
+ * The variables of `env` that configure Keel (`KEEL_*`, `CLAUDE_CODE_*`, `MAX_THINKING_TOKENS`,
+ * `ANTHROPIC_MODEL`, ...), without any whose name says it holds a secret and without the places
+ * (`KEEL_HOME`): what a recording keeps for its replay.
+ *
+ * @category Recording
+ */
+export const configuringEnv = (env: Readonly<Record<string, string | undefined>>): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && CONFIGURING.test(k) && !SECRET.test(k) && !LOCATION.test(k)) out[k] = v
+  return out
 }
 
 const header = (startedAt: number, seed: number | undefined, run?: Run): JournalEntry.Entry => ({
@@ -56,7 +78,7 @@ const header = (startedAt: number, seed: number | undefined, run?: Run): Journal
   version: JournalEntry.VERSION,
   startedAt,
   ...(seed !== undefined ? { seed } : {}),
-  ...(run !== undefined ? { argv: run.argv, cwd: run.cwd } : {})
+  ...(run !== undefined ? { argv: run.argv, cwd: run.cwd, ...(run.env !== undefined ? { env: run.env } : {}) } : {})
 })
 
 /** A journal kept in memory, started at `startedAt` (`Clock` ms), its header written. @category Constructors */

@@ -44,7 +44,9 @@ export const Header = Schema.Struct({
   /** The command line of the recorded run (`keel`'s arguments), for `keel replay` to run it again. */
   argv: Schema.optional(Schema.Array(Schema.String)),
   /** The recorded run's working directory. */
-  cwd: Schema.optional(Schema.String)
+  cwd: Schema.optional(Schema.String),
+  /** The variables that configure Keel (`KEEL_*`, `CLAUDE_CODE_*`, ...) the run had, secrets excluded. */
+  env: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
 })
 
 /** A request body as sent, stored once per distinct body. @category Schemas */

@@ -12,7 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Tool from "../tool/Tool.js"
-import { ToolRegistry } from "../tool/ToolRegistry.js"
+import * as ToolRegistry from "../tool/ToolRegistry.js"
 import { Journal } from "./Journal.js"
 import type * as JournalEntry from "./JournalEntry.js"
 
@@ -50,13 +50,6 @@ export const wrap = (tool: Tool.Any, journal: Journal["Type"]): Tool.Any => ({
 })
 
 /** The registry below with every tool's calls journaled in the `Journal`. @category Layers */
-export const layer: Layer.Layer<ToolRegistry, never, ToolRegistry | Journal> = Layer.effect(
-  ToolRegistry,
-  Effect.gen(function*() {
-    const below = yield* ToolRegistry
-    const journal = yield* Journal
-    const tools = below.tools.map((tool) => wrap(tool, journal))
-    const byName = new Map(tools.map((tool) => [tool.name, tool]))
-    return ToolRegistry.of({ tools, get: (name) => byName.get(name), definitions: below.definitions })
-  })
+export const layer: Layer.Layer<ToolRegistry.ToolRegistry, never, ToolRegistry.ToolRegistry | Journal> = Layer.unwrapEffect(
+  Effect.map(Journal, (journal) => ToolRegistry.layerMap((tool) => wrap(tool, journal)))
 )

@@ -10,7 +10,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Tool from "../tool/Tool.js"
-import { ToolRegistry } from "../tool/ToolRegistry.js"
+import * as ToolRegistry from "../tool/ToolRegistry.js"
 import type * as JournalEntry from "./JournalEntry.js"
 
 /** A recorded tool call: its start and, unless a crash cut it short, its end. @category Models */
@@ -46,16 +46,11 @@ const served = (recorded: RecordedTool | undefined, name: string, id: string): E
 }
 
 /** The registry below with every tool's calls served from `entries`. @category Layers */
-export const layer = (entries: ReadonlyArray<JournalEntry.Entry>): Layer.Layer<ToolRegistry, never, ToolRegistry> =>
-  Layer.effect(
-    ToolRegistry,
-    Effect.map(ToolRegistry, (below) => {
-      const recorded = toolCalls(entries)
-      const tools = below.tools.map((tool): Tool.Any => ({
-        ...tool,
-        call: (_input, context) => served(recorded.get(context.toolUseId), tool.name, context.toolUseId)
-      }))
-      const byName = new Map(tools.map((tool) => [tool.name, tool]))
-      return ToolRegistry.of({ tools, get: (name) => byName.get(name), definitions: below.definitions })
-    })
-  )
+export const layer = (entries: ReadonlyArray<JournalEntry.Entry>): Layer.Layer<ToolRegistry.ToolRegistry, never, ToolRegistry.ToolRegistry> =>
+  Layer.suspend(() => {
+    const recorded = toolCalls(entries)
+    return ToolRegistry.layerMap((tool): Tool.Any => ({
+      ...tool,
+      call: (_input, context) => served(recorded.get(context.toolUseId), tool.name, context.toolUseId)
+    }))
+  })

@@ -66,5 +66,21 @@ export const layerAppend = <E, R>(
     })
   )
 
+/**
+ * The registry below with each tool replaced by `f(tool)`: a decorator of every call (recording,
+ * replay, counting) that keeps the tools' names and definitions as the model sees them.
+ *
+ * @category Layers
+ */
+export const layerMap = (f: (tool: Any) => Any): Layer.Layer<ToolRegistry, never, ToolRegistry> =>
+  Layer.effect(
+    ToolRegistry,
+    Effect.map(ToolRegistry, (below) => {
+      const tools = below.tools.map(f)
+      const byName = new Map(tools.map((tool) => [tool.name, tool]))
+      return ToolRegistry.of({ tools, get: (name) => byName.get(name), definitions: below.definitions })
+    })
+  )
+
 /** No tools at all. @category Layers */
 export const layerEmpty: Layer.Layer<ToolRegistry> = layer([])

@@ -101,3 +101,24 @@ describe("Journal.layerBeside", () => {
       assert.match(problem ?? "", /^the journal .*s\.journal cannot be written \(.*\); recording stopped$/)
     }))
 })
+
+describe("Journal.configuringEnv", () => {
+  it("keeps what configures Keel, never a variable whose name says it holds a secret", () => {
+    assert.deepStrictEqual(
+      Journal.configuringEnv({
+        KEEL_MAX_RETRIES: "3",
+        CLAUDE_CODE_MAX_OUTPUT_TOKENS: "9000",
+        MAX_THINKING_TOKENS: "1024",
+        ANTHROPIC_MODEL: "claude-haiku-4-5",
+        ANTHROPIC_API_KEY: "sk-ant-secret",
+        CLAUDE_CODE_OAUTH_TOKEN: "secret",
+        KEEL_TELEMETRY_AUTH_HEADER: "secret",
+        HOME: "/root",
+        KEEL_HOME: "/root/.keel",
+        PATH: "/bin",
+        KEEL_UNSET: undefined
+      }),
+      { KEEL_MAX_RETRIES: "3", CLAUDE_CODE_MAX_OUTPUT_TOKENS: "9000", MAX_THINKING_TOKENS: "1024", ANTHROPIC_MODEL: "claude-haiku-4-5" }
+    )
+  })
+})
