@@ -22,6 +22,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
 
+/** Why the run's model cannot be built. @category Errors */
+export type ModelLayerError =
+  | AnthropicModel.MissingCredentials
+  | ApiKeyHelper.ApiKeyHelperFailed
+  | ConfigError
+  | ModelCapabilities.InvalidModels
+
 /**
  * The model for a run: the Anthropic API from the environment, under the idle watchdog
  * (`KEEL_STREAM_IDLE_TIMEOUT_MS`), retries (`KEEL_MAX_RETRIES`, `KEEL_UNATTENDED_RETRY`) and, with
@@ -36,11 +43,7 @@ export const modelLayer = (
   fallbackModels: ReadonlyArray<string> | undefined,
   apiKeyHelper?: ApiKeyHelper.Helper | undefined,
   options: { readonly record?: boolean | undefined } = {}
-): Layer.Layer<
-  ModelClient.ModelClient,
-  AnthropicModel.MissingCredentials | ApiKeyHelper.ApiKeyHelperFailed | ConfigError | ModelCapabilities.InvalidModels,
-  Journal.Journal
-> =>
+): Layer.Layer<ModelClient.ModelClient, ModelLayerError, Journal.Journal> =>
   PromptCaching.layerConfig.pipe(
     Layer.provide(Resilience.layerConfig({ fallbackModels })),
     // Recording: each call as it went over the wire, below the watchdog, retries and fallback.

@@ -28,10 +28,7 @@ import {
   NestedMemory,
   Permissions,
   type Pipeline,
-  type JournalEntry,
   Pricing,
-  RecordingTools,
-  ReplayTools,
   Resume,
   Session,
   type SessionRuntime,
@@ -39,126 +36,28 @@ import {
   Thinking,
   ToolRegistry,
   ToolRuntime,
-  ToolsInFlight,
-  TranscriptError,
-  type TurnEnvelope
+  TranscriptError
 } from "@keel/core"
-import { type AgentDefinition, Agents, BuiltinTools, type HostLink, type McpConfig, McpServers, Read } from "@keel/tools"
-import * as Cause from "effect/Cause"
+import { type AgentDefinition, Agents, BuiltinTools, type McpConfig, McpServers, Read } from "@keel/tools"
 import type { ConfigError } from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Random from "effect/Random"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import type * as Scope from "effect/Scope"
-import type { Flags } from "./Flags.js"
+import type { Options } from "./RunOptions.js"
 import * as JsonSchemaOption from "./output/JsonSchemaOption.js"
-import type * as HostHooks from "./hook/HostHooks.js"
 import * as HooksLayer from "./hook/HooksLayer.js"
 import * as Settings from "./Settings.js"
 import * as SavedPermissions from "./settings/SavedPermissions.js"
 import * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
-import * as RunModel from "./RunModel.js"
+import * as RunJournal from "./RunJournal.js"
 import * as RunSettings from "./settings/RunSettings.js"
 import * as SettingsEnv from "./settings/SettingsEnv.js"
 import * as RunAgents from "./agents/RunAgents.js"
 import * as Telemetry from "./Telemetry.js"
 
-/** What a run is built from: the flags that shape the kernel, the working directory, and who answers permission asks. @category Models */
-export interface Options extends
-  Pick<
-    Flags,
-    | "fallbackModels"
-    | "allowedTools"
-    | "disallowedTools"
-    | "permissionMode"
-    | "tools"
-    | "addDirs"
-    | "model"
-    | "mcpConfig"
-    | "strictMcpConfig"
-    | "maxTurns"
-    | "maxBudgetUsd"
-    | "includePartialMessages"
-    | "systemPrompt"
-    | "appendSystemPrompt"
-    | "resume"
-    | "continue"
-    | "forkSession"
-    | "sessionId"
-    | "sessionPersistence"
-    | "effort"
-    | "thinking"
-    | "maxThinkingTokens"
-  >
-{
-  readonly cwd: string
-  /** Agent definitions over the agent files: `--agents` JSON, or the Agent SDK's `agents` record (see `Agents`). */
-  readonly agents?: unknown
-  /** Where `agents` came from, for messages (default `--agents`). */
-  readonly agentsOrigin?: string | undefined
-  /** The agent the main thread runs as (`--agent`): its prompt as the base instructions, its tools, its model. */
-  readonly agent?: string | undefined
-  /** Where `agent` came from, for messages (default `--agent`). */
-  readonly agentOrigin?: string | undefined
-  /** Asked for every tool call that would ask (the REPL's prompt, `query()`'s `canUseTool`); without it those calls are denied. */
-  readonly canUseTool?: Permissions.CanUseTool | undefined
-  /**
-   * Tool calls that would ask become pending actions (`Actions`), answered with `respond` by
-   * whoever fronts the runtime (a stream-json host's `control_response`, an RPC client); without it
-   * (and without `canUseTool`) those calls are denied.
-   */
-  readonly askThroughActions?: boolean | undefined
-  /** The environment of MCP configs' `${VAR}` expansion, of the MCP servers Keel starts and of Bash commands (default `process.env`). */
-  readonly env?: Readonly<Record<string, string | undefined>> | undefined
-  /**
-   * Journal the run beside its transcript (`--record`, `KEEL_RECORD=1`: see `Journal`): every model
-   * call and tool call, its ids and random draws from a seed the journal's header keeps.
-   */
-  readonly record?: boolean | undefined
-  /**
-   * Run a recorded journal again (`keel replay`): the model serves its calls, tools are served from
-   * it (`recorded`) or run (`live`), ids and random draws come from its seed, the system prompt is
-   * the recorded one, and nothing is saved.
-   */
-  readonly replay?: {
-    readonly entries: ReadonlyArray<JournalEntry.Entry>
-    readonly seed: number | undefined
-    readonly tools: "recorded" | "live"
-    readonly prompt: TurnEnvelope.Recorded | undefined
-    /** Counts the live tool calls running now (`tools: "live"`), for the virtual clock to wait on. */
-    readonly running?: ToolsInFlight.Counter | undefined
-  } | undefined
-  /** The command line a recording keeps for `keel replay` (default this process's arguments). */
-  readonly argv?: ReadonlyArray<string> | undefined
-  /** Log the kernel's notable events (retries, fallbacks, compactions) on stderr (`--debug`). */
-  readonly debug?: boolean | undefined
-  /** Where those lines go instead of stderr (`--debug-file`). */
-  readonly debugFile?: string | undefined
-  /**
-   * A stream-json host's `initialize` request (its fields), when it came as the first input line:
-   * read before the session opens, so what it configures (system prompt, agents, hooks, SDK MCP
-   * servers, output schema) is part of what the session is built from.
-   */
-  readonly initialize?: Readonly<Record<string, unknown>> | undefined
-  /** MCP servers in an Agent SDK host's process (its `initialize` names them), and the link through the host. */
-  readonly sdkMcpServers?: { readonly servers: ReadonlyArray<McpConfig.Server>; readonly link: HostLink.HostLink } | undefined
-  /** More settings (`--settings`): a settings file's path, or its JSON text. */
-  readonly settings?: string | undefined
-  /** The settings files to read (`--setting-sources`); all when undefined. */
-  readonly settingSources?: Flags["settingSources"] | undefined
-  /** Let a later `setMode` switch into bypassPermissions (`--allow-dangerously-skip-permissions`). */
-  readonly allowDangerouslySkipPermissions?: boolean | undefined
-  /** The JSON Schema (JSON text) every answer must match: `--json-schema`, `query()`'s `outputFormat`. */
-  readonly jsonSchema?: string | undefined
-  /** The embedder's callback hooks (`query()`'s `hooks`), run after the settings files' hooks. */
-  readonly hookCallbacks?: Hooks.Config | undefined
-  /** A stream-json host's callback hooks (registered by its `initialize`), run after those. */
-  readonly hostHooks?: HostHooks.Bridge | undefined
-  /** Told of every hook run (`--include-hook-events`). */
-  readonly onHookEvent?: ((event: Hooks.Lifecycle) => void) | undefined
-}
+export type { Options } from "./RunOptions.js"
 
 /**
  * Where the kernel's logs go: stderr (stdout is the answer, or `stream-json`), one `keel:` line
@@ -183,6 +82,8 @@ export const logging = (debug: boolean, file?: string | undefined): Layer.Layer<
     ),
     Logger.minimumLogLevel(debug ? LogLevel.Debug : LogLevel.Warning)
   )
+
+export { describeConfigError, describeFailure, type Failure } from "./RunFailure.js"
 
 /** The services a run's session needs. @category Models */
 export type Services =
@@ -241,28 +142,10 @@ export const layer = (options: Options): Layer.Layer<Services, LayerError> =>
 
 /** {@link layer} once the settings are read. */
 const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Services, LayerError> => {
-  // Recording: ids and random draws from a seed the journal keeps, so a replay draws the same.
-  const replay = options.replay
-  const seed = replay !== undefined
-    ? replay.seed
-    : options.record === true
-    ? globalThis.crypto.getRandomValues(new Uint32Array(1))[0]!
-    : undefined
-  const ids = seed === undefined ? Ids.layer : Ids.layerSeeded(seed)
-  const journal = seed === undefined || replay !== undefined
-    ? Journal.layerNone
-    : Journal.layerBeside(seed, {
-      argv: options.argv ?? process.argv.slice(2),
-      cwd: options.cwd,
-      env: Journal.configuringEnv(options.env ?? process.env)
-    })
-  const model = replay !== undefined
-    ? RunModel.replayLayer(options.fallbackModels, replay.entries)
-    : RunModel.modelLayer(options.fallbackModels, Settings.apiKeyHelper(loaded, options.cwd, options.env), {
-      record: seed !== undefined
-    }).pipe(Layer.provide(journal))
-  // A replay saves nothing: its transcript stays in memory.
-  const store = replay !== undefined ? SessionStore.layerMemory() : SessionStore.layerConfig
+  // Recording (--record) or replaying (keel replay): ids, random draws, model, tools and store.
+  const journaling = RunJournal.of(options)
+  const { ids, journal, store } = journaling
+  const model = journaling.model(Settings.apiKeyHelper(loaded, options.cwd, options.env))
   const permissions = Layer.effect(
     Permissions.Permissions,
     Effect.gen(function*() {
@@ -299,14 +182,7 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
   const offered = options.jsonSchema === undefined
     ? registry
     : JsonSchemaOption.registryLayer(options.jsonSchema).pipe(Layer.provide(registry))
-  const served = replay === undefined
-    ? offered
-    : replay.tools === "recorded"
-    ? ReplayTools.layer(replay.entries).pipe(Layer.provide(offered))
-    : ToolsInFlight.layer(replay.running ?? ToolsInFlight.counter()).pipe(Layer.provide(offered))
-  const tools = (seed === undefined || replay !== undefined
-    ? served
-    : RecordingTools.layer.pipe(Layer.provide(offered), Layer.provide(journal))).pipe(
+  const tools = journaling.tools(offered).pipe(
     Layer.provideMerge(mcp.pipe(Layer.provide(actions))),
     Layer.provideMerge(agents)
   )
@@ -337,7 +213,7 @@ const layerWith = (options: Options, loaded: Settings.Loaded): Layer.Layer<Servi
     Layer.provide(NodeContext.layer),
     Layer.provide(Telemetry.layerConfig),
     Layer.provideMerge(logging(options.debug === true, options.debugFile)),
-    Layer.provideMerge(seed === undefined ? Layer.empty : Layer.setRandom(Random.make(seed)))
+    Layer.provideMerge(journaling.random)
   )
 }
 
@@ -447,89 +323,6 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
     })
     return { session, warnings, transcriptWarnings }
   })
-
-/**
- * One line per problem in a configuration error: the variable, and what is wrong with its value.
- *
- * @category Rendering
- */
-export const describeConfigError = (error: ConfigError): Array<string> => {
-  switch (error._op) {
-    case "And":
-    case "Or":
-      return [...describeConfigError(error.left), ...describeConfigError(error.right)]
-    case "InvalidData":
-    case "MissingData":
-    case "SourceUnavailable":
-    case "Unsupported":
-      return [`${error.path.join(".")}: ${error.message}`]
-  }
-}
-
-/** What a failed run prints and exits with. @category Models */
-export interface Failure {
-  /** 2 for usage and configuration problems, 3 for a session in use by another process, 1 for everything else. */
-  readonly code: 1 | 2 | 3
-  /** The lines to print (each meant to be prefixed with `keel: `). */
-  readonly lines: ReadonlyArray<string>
-}
-
-const USAGE_ERRORS = new Set([
-  "InvalidSettings",
-  "InvalidPricing",
-  "InvalidModels",
-  "InvalidMcpConfig",
-  "InvalidTelemetryConfig",
-  "InvalidAgents",
-  "UnknownAgent",
-  "InvalidOutputSchema"
-])
-const RUNTIME_ERRORS = new Set([
-  "MissingCredentials",
-  "ApiKeyHelperFailed",
-  "SessionNotFound",
-  "CorruptTranscript",
-  "ForeignTranscript",
-  "SessionExists",
-  "TranscriptIoError"
-])
-/** Errors that say "not now": the session is busy (exit 3, so a script can tell it from a failure and retry). */
-const BUSY_ERRORS = new Set(["SessionLocked"])
-
-/**
- * What to tell the user about a run that failed outside a turn: a tagged error's own message with
- * its exit code, a configuration error per variable, and anything else as an internal error (its
- * stack only when `debug`).
- *
- * @category Rendering
- */
-export const describeFailure = (
-  cause: Cause.Cause<unknown>,
-  debug: boolean,
-  /** How to get the stack trace, said after an internal error's message when not `debug`. */
-  debugHint = "run with --debug for the stack trace"
-): Failure => {
-  const failure = Cause.failureOption(cause)
-  if (failure._tag === "Some") {
-    const error = failure.value as { readonly _tag?: unknown; readonly message?: unknown; readonly _op?: unknown }
-    if (typeof error._tag === "string" && typeof error.message === "string") {
-      if (USAGE_ERRORS.has(error._tag)) return { code: 2, lines: [error.message] }
-      if (RUNTIME_ERRORS.has(error._tag)) return { code: 1, lines: [error.message] }
-      if (BUSY_ERRORS.has(error._tag)) return { code: 3, lines: [error.message] }
-    }
-    if (typeof error._op === "string") {
-      return { code: 2, lines: describeConfigError(error as ConfigError).map((line) => `invalid environment: ${line}`) }
-    }
-  }
-  const squashed = Cause.squash(cause)
-  const what = squashed instanceof Error ? squashed.message : String(squashed)
-  return {
-    code: 1,
-    lines: debug
-      ? [`internal error: ${Cause.pretty(cause)}`]
-      : [`internal error: ${what} (${debugHint})`]
-  }
-}
 
 /**
  * Refuses the actions a resumed transcript left pending, in a run where nobody can answer them
