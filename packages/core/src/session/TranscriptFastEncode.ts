@@ -22,9 +22,22 @@ import {
   Usage,
   UserMessage
 } from "../message/Message.js"
-import type * as TranscriptEntry from "./TranscriptEntry.js"
-
 type Json = Record<string, unknown>
+
+/**
+ * A transcript entry as far as this encoder reads it (the entry types are `TranscriptEntry`'s,
+ * which encodes its lines with this module: the fields are checked here, not assumed).
+ *
+ * @category Models
+ */
+export interface Encodable {
+  readonly type: string
+  readonly message?: unknown
+  readonly trigger?: unknown
+  readonly from?: unknown
+  readonly length?: unknown
+  readonly ops?: unknown
+}
 
 const has = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key)
 const isString = (u: unknown): u is string => typeof u === "string"
@@ -171,12 +184,12 @@ const envelope = (entry: Json, version: number): Json | undefined => {
  *
  * @category Encoding
  */
-export const entry = (e: TranscriptEntry.Entry, version: number): Json | undefined => {
+export const entry = (e: Encodable, version: number): Json | undefined => {
   const o = e as unknown as Json
   if (e.type === "user" || e.type === "assistant") {
     if (!(e.message instanceof (e.type === "user" ? UserMessage : AssistantMessage))) return undefined
     const head = envelope(o, version)
-    const encoded = head && message(e.message)
+    const encoded = head && message(e.message as Message)
     if (encoded === undefined) return undefined
     head!["message"] = encoded
     return head
@@ -186,12 +199,13 @@ export const entry = (e: TranscriptEntry.Entry, version: number): Json | undefin
   if (head === undefined || !isString(e.trigger) || !Number.isInteger(e.from) || !Number.isInteger(e.length)) return undefined
   if (!Array.isArray(e.ops)) return undefined
   const ops: Array<Json> = []
-  for (const op of e.ops) {
+  for (const op of e.ops as ReadonlyArray<{ readonly keep?: unknown; readonly message?: unknown }>) {
     if ("keep" in op) {
       const keep: unknown = op.keep
       if (!Array.isArray(keep) || keep.length !== 2 || !Number.isInteger(keep[0]) || !Number.isInteger(keep[1])) return undefined
       ops.push({ keep: [keep[0], keep[1]] })
     } else {
+      if (!(op.message instanceof UserMessage || op.message instanceof AssistantMessage)) return undefined
       const encoded = message(op.message)
       if (encoded === undefined) return undefined
       ops.push({ message: encoded })
