@@ -17,8 +17,10 @@
 import {
   Ids,
   Journal,
+  JournalEntry,
   type ModelClient,
   RecordingTools,
+  RecordedResults,
   ReplayTools,
   SessionStore,
   type ToolRegistry,
@@ -27,7 +29,9 @@ import {
 import type * as FileSystem from "@effect/platform/FileSystem"
 import type * as Path from "@effect/platform/Path"
 import type { ConfigError } from "effect/ConfigError"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as fs from "node:fs"
 import * as Random from "effect/Random"
 import type * as ApiKeyHelper from "./settings/ApiKeyHelper.js"
 import type { Options } from "./RunOptions.js"
@@ -82,4 +86,27 @@ export const of = (options: Options): Journaling => {
         ? RecordingTools.layer.pipe(Layer.provide(offered), Layer.provide(journal))
         : offered
   }
+}
+
+/**
+ * The recorded results of a resumed session's tool calls that finished before its process died
+ * (see `RecordedResults`), from the journal beside its transcript, when it was recorded; a journal
+ * that cannot be read gives none, with a warning saying why.
+ *
+ * @category Resuming
+ */
+export const recordedResults = (
+  transcriptFile: string
+): { readonly results?: RecordedResults.Lookup | undefined; readonly warning?: string | undefined } => {
+  const file = Journal.fileOf(transcriptFile)
+  let text: string
+  try {
+    text = fs.readFileSync(file, "utf8")
+  } catch {
+    return {}
+  }
+  const parsed = JournalEntry.parse(text)
+  return Either.isRight(parsed)
+    ? { results: RecordedResults.of(parsed.right) }
+    : { warning: `the session's journal ${file} cannot be read (line ${parsed.left.line}: ${parsed.left.message}); tool calls a crash cut off are answered as interrupted` }
 }

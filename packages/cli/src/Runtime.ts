@@ -281,6 +281,9 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       ),
       ...agents.warnings
     ]
+    // A recorded session's journal keeps the results of tool calls a crash cut off from its transcript.
+    const recorded = resumed !== undefined ? RunJournal.recordedResults(resumed.file) : {}
+    if (recorded.warning !== undefined) warnings.push(recorded.warning)
     // What a torn transcript lost (also a `system` warning in the session's output).
     const transcriptWarnings = resumed?.warnings ?? []
     const session = yield* Session.make({
@@ -319,7 +322,8 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
         effort: options.effort
       }),
       structuredOutput: yield* JsonSchemaOption.sessionOption(options.jsonSchema),
-      recordedPrompt: options.replay?.prompt
+      recordedPrompt: options.replay?.prompt,
+      recordedResults: recorded.results
     })
     return { session, warnings, transcriptWarnings }
   })

@@ -275,3 +275,5 @@ export * as RecordingTools from "./record/RecordingTools.js"
 export * as ReplayTools from "./record/ReplayTools.js"
 /** Counts the tool calls running now (a live replay holds its virtual clock while any runs). */
 export * as ToolsInFlight from "./record/ToolsInFlight.js"
+/** Tool results a crash cut off from the transcript, from the session's journal (kept on resume). */
+export * as RecordedResults from "./record/RecordedResults.js"

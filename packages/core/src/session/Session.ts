@@ -137,7 +137,7 @@ const firstSession = (
       const lock = engine.store.lock(options.cwd, id)
       yield* loaded !== undefined && !fork ? lock : Effect.catchTag(lock, "TranscriptIoError", () => Effect.void)
     }
-    const history = loaded !== undefined ? Transcript.answerDangling(loaded.messages) : options.history ?? []
+    const history = loaded !== undefined ? Transcript.answerDangling(loaded.messages, options.recordedResults) : options.history ?? []
     const state = yield* SessionState.make(id, history)
     if (loaded !== undefined) yield* Resume.restore(state, loaded)
     const recorder = yield* recorderFor(

@@ -15,6 +15,7 @@ import type * as TurnPolicy from "../turn/TurnPolicy.js"
 import type * as Pricing from "./Pricing.js"
 import type * as Transcript from "./Transcript.js"
 import type * as TurnEnvelope from "./TurnEnvelope.js"
+import type { ToolResultBlock } from "../message/Message.js"
 
 /** The Keel version reported in `system`/`init`. @category Constants */
 export const VERSION = "0.1.0"
@@ -108,6 +109,12 @@ export interface Options {
    * machine, any day. A resumed transcript's own recorded prompt wins over it.
    */
   readonly recordedPrompt?: TurnEnvelope.Recorded | undefined
+  /**
+   * With `resume`: the results of tool calls that finished before the process died but never made
+   * it to the transcript, from the session's journal (`RecordedResults.of`); they keep them instead
+   * of being answered "interrupted".
+   */
+  readonly recordedResults?: ((toolUseId: string) => ToolResultBlock | undefined) | undefined
   /** Emit `stream_event` messages with the raw model events. */
   readonly includePartialMessages?: boolean | undefined
   /** The MCP servers of this session and how their start went, as `system`/`init` reports them. */

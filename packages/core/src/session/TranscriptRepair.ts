@@ -9,12 +9,16 @@ import { interruptedResult } from "../tool/ToolRuntime.js"
 
 /**
  * `messages` with every `tool_use` answered: a call whose result never made it to the transcript
- * (the process stopped while it ran) gets the "interrupted" result the turn loop gives an
- * interrupted call. Unchanged messages stay the same objects.
+ * (the process stopped while it ran, or after it finished and before its round was written) gets
+ * its `recorded` result when the session's journal has one, else the "interrupted" result the turn
+ * loop gives an interrupted call. Unchanged messages stay the same objects.
  *
  * @category Repair
  */
-export const answerDangling = (messages: ReadonlyArray<Message>): ReadonlyArray<Message> => {
+export const answerDangling = (
+  messages: ReadonlyArray<Message>,
+  recorded?: (toolUseId: string) => ToolResultBlock | undefined
+): ReadonlyArray<Message> => {
   let out: Array<Message> | undefined
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!
@@ -24,7 +28,7 @@ export const answerDangling = (messages: ReadonlyArray<Message>): ReadonlyArray<
     const next = messages[i + 1]
     const results = next instanceof UserMessage ? next.toolResults : []
     const answered = new Set(results.map((r) => r.tool_use_id))
-    const missing = uses.filter((u) => !answered.has(u.id)).map((u) => interruptedResult(u.id))
+    const missing = uses.filter((u) => !answered.has(u.id)).map((u) => recorded?.(u.id) ?? interruptedResult(u.id))
     if (missing.length === 0) continue
     out ??= [...messages]
     if (results.length > 0) {

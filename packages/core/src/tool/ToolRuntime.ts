@@ -99,8 +99,13 @@ export const cancelledResult = (toolUseId: string, failed: string): ToolResultBl
 export const interruptedResult = (toolUseId: string): ToolResultBlock =>
   errorResult(toolUseId, "Interrupted by user")
 
-/** A call's result: checked only when the tool gave content blocks (a string needs no check). */
-const successResult = (tool: Any, toolUseId: string, result: CallResult): ToolResultBlock => {
+/**
+ * A finished call's result block, as the model sees it (checked only when the tool gave content
+ * blocks: a string needs no check).
+ *
+ * @category Constructors
+ */
+export const successResult = (tool: Pick<Any, "name">, toolUseId: string, result: CallResult): ToolResultBlock => {
   const output = outputOf(result)
   const structured = structuredOf(result)
   return new ToolResultBlock({
