@@ -38,9 +38,6 @@ export interface Io {
   readonly err: (text: string) => void
 }
 
-/** A recording `keel replay` cannot run, and why. */
-class Unreplayable extends Error {}
-
 /** The journal a session argument names: a path, or a session id of `cwd` under `KEEL_HOME`. */
 const journalOf = (session: string, cwd: string): string => {
   if (session.includes("/") || session.includes(path.sep) || session.endsWith(".journal")) return path.resolve(cwd, session)
@@ -89,17 +86,14 @@ export const run = async (flags: Flags, io: Io, version: string): Promise<number
     return 2
   }
   const entries = parsed.right
-  let options: Runtime.Options
-  let prompts: ReadonlyArray<string>
   // Live tools run in real time: the virtual clock stands still while one runs.
   const running = ToolsInFlight.counter()
-  try {
-    ;({ options, prompts } = planOf(entries, flags, file, version, running))
-  } catch (e) {
-    if (!(e instanceof Unreplayable)) throw e
-    io.err(`keel replay: ${file}: ${e.message}\n`)
+  const plan = planOf(entries, flags, file, version, running)
+  if (Either.isLeft(plan)) {
+    io.err(`keel replay: ${file}: ${plan.left}\n`)
     return 2
   }
+  const { options, prompts } = plan.right
   // The variables that configured the recorded run configure the replay (this process is the replay's own).
   const header = entries[0]
   if (header?.type === "journal" && header.env !== undefined) {
@@ -148,34 +142,34 @@ export const run = async (flags: Flags, io: Io, version: string): Promise<number
   return 0
 }
 
-/** The run a journal recorded, as options for the runtime, and the prompts to submit. */
+/** The run a journal recorded, as options for the runtime, and the prompts to submit; or why it cannot be run. */
 const planOf = (
   entries: ReadonlyArray<JournalEntry.Entry>,
   flags: Flags,
   file: string,
   version: string,
   running: ToolsInFlight.Counter
-): { readonly options: Runtime.Options; readonly prompts: ReadonlyArray<string> } => {
+): Either.Either<{ readonly options: Runtime.Options; readonly prompts: ReadonlyArray<string> }, string> => {
   const header = entries[0]
   if (header?.type !== "journal" || header.argv === undefined || header.cwd === undefined) {
-    throw new Unreplayable("its header has no command line: it was not recorded by keel --record")
+    return Either.left("its header has no command line: it was not recorded by keel --record")
   }
   if (entries.filter((e) => e.type === "journal").length > 1) {
-    throw new Unreplayable("it holds more than one run of the session (a resumed session): keel replay runs one")
+    return Either.left("it holds more than one run of the session (a resumed session): keel replay runs one")
   }
   const parsed = parse(header.argv, version)
-  if (parsed._tag !== "Run") throw new Unreplayable(`its command line does not parse now: ${parsed.stderr.trim()}`)
+  if (parsed._tag !== "Run") return Either.left(`its command line does not parse now: ${parsed.stderr.trim()}`)
   const prompts: Array<string> = []
   for (const entry of entries) {
     if (entry.type !== "turn_start" || entry.prompt === null) continue
-    if (typeof entry.prompt !== "string") throw new Unreplayable("a turn's prompt is not text: keel replay submits text prompts")
+    if (typeof entry.prompt !== "string") return Either.left("a turn's prompt is not text: keel replay submits text prompts")
     prompts.push(entry.prompt)
   }
   const run = parsed.flags
   if (run.resume !== undefined || run.continue) {
-    throw new Unreplayable("it continued an earlier session (--resume/--continue): keel replay runs a session from its start")
+    return Either.left("it continued an earlier session (--resume/--continue): keel replay runs a session from its start")
   }
-  return {
+  return Either.right({
     options: {
       ...run,
       cwd: header.cwd,
@@ -183,5 +177,5 @@ const planOf = (
       replay: { entries, seed: header.seed, tools: flags.tools, prompt: recordedPrompt(file), running }
     },
     prompts
-  }
+  })
 }
