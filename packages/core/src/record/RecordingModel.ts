@@ -20,7 +20,7 @@ import { isModelError } from "../model/ModelError.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
 import * as RequestJson from "../model/RequestJson.js"
 import * as Thinking from "../model/Thinking.js"
-import { sha256 } from "../session/TurnEnvelope.js"
+import { sha256 } from "../internal/sha256.js"
 import { Journal } from "./Journal.js"
 import type * as JournalEntry from "./JournalEntry.js"
 

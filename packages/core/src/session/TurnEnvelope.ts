@@ -35,7 +35,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { createHash } from "node:crypto"
+import { sha256 as internalSha256 } from "../internal/sha256.js"
 import { TextBlock, type UserMessage } from "../message/Message.js"
 import type { ToolDefinition } from "../model/ModelRequest.js"
 import type * as Permissions from "../permission/Permissions.js"
@@ -49,7 +49,7 @@ import * as SystemPrompt from "../prompt/SystemPrompt.js"
 export const FORMAT = 1
 
 /** A sha256 of `text`, as hex. @category Hashing */
-export const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
+export const sha256: (text: string) => string = internalSha256
 
 /**
  * The system prompt as sent, stored once per session: its sections (stable, then dynamic) and
