@@ -10,7 +10,7 @@
  * and a diff; a journal that is not one is exit 2, saying why.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Journal, JournalEntry, ReplayModel, SessionStore } from "@keel/core"
+import { Journal, JournalEntry, RecordedResults, ReplayModel, SessionStore } from "@keel/core"
 import { Either } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
@@ -146,7 +146,7 @@ describe("a recorded session killed mid-turn", () => {
     }
   }
 
-  it("kill -9 with one of two tool calls finished, then --resume: the finished call keeps its result and did not run again; the other is answered interrupted", async () => {
+  it("kill -9 with one of two tool calls finished, then --resume: the finished call keeps its result and did not run again; the one cut short is answered so, not run again", async () => {
     const dir = workdir()
     const home = path.join(dir, ".keel-home")
     const server = await fake([
@@ -182,7 +182,7 @@ describe("a recorded session killed mid-turn", () => {
     const results = again.requests[0]!.body.messages.at(-1).content.filter((b: any) => b.type === "tool_result")
     assert.deepStrictEqual(results.map((b: any) => [b.tool_use_id, b.is_error === true, b.content]), [
       ["toolu_count", false, "counted"],
-      ["toolu_sleep", true, "<tool_use_error>Interrupted by user</tool_use_error>"]
+      ["toolu_sleep", true, `<tool_use_error>${RecordedResults.CUT_SHORT}</tool_use_error>`]
     ])
     // The finished call ran once, in the first process, and never again.
     assert.strictEqual(fs.readFileSync(path.join(dir, "count.txt"), "utf8"), "ran\n")
