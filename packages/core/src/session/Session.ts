@@ -39,6 +39,7 @@ import * as StructuredOutputTool from "../output/StructuredOutputTool.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
 import { Journal } from "../record/Journal.js"
+import * as TurnMarks from "../record/TurnMarks.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
 import { ToolRuntime } from "../tool/ToolRuntime.js"
@@ -250,13 +251,17 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
 
     const submit = (prompt: string | UserMessage, submitOptions: SubmitOptions = {}) => {
       const command = typeof prompt === "string" ? SlashCommand.parse(prompt) : undefined
-      return command === undefined
-        ? TurnRunner.run(engine, prompt, {
-          signal: submitOptions.signal,
-          turnId: submitOptions.turnId,
-          metadata: submitOptions.metadata
-        })
-        : CommandRunner.run(engine, command, submitOptions)
+      return TurnMarks.around(
+        engine.journal,
+        prompt,
+        command === undefined
+          ? TurnRunner.run(engine, prompt, {
+            signal: submitOptions.signal,
+            turnId: submitOptions.turnId,
+            metadata: submitOptions.metadata
+          })
+          : CommandRunner.run(engine, command, submitOptions)
+      )
     }
     return Session.of({
       sessionId: Effect.map(Ref.get(current), (c) => c.id),
@@ -271,7 +276,11 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       systemPrompt: Effect.map(engine.prompt, (r) => r.prompt),
       save: Effect.flatMap(Ref.get(current), (c) => c.recorder.checkpoint({ sync: true })),
       resumeTools: (submitOptions = {}) =>
-        TurnRunner.run(engine, TurnRunner.RESUME_TOOLS, { signal: submitOptions.signal, turnId: submitOptions.turnId })
+        TurnMarks.around(
+          engine.journal,
+          undefined,
+          TurnRunner.run(engine, TurnRunner.RESUME_TOOLS, { signal: submitOptions.signal, turnId: submitOptions.turnId })
+        )
     })
   })
 }

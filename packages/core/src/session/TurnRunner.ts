@@ -16,7 +16,6 @@ import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Hooks } from "../hook/Hooks.js"
-import * as TurnMarks from "../record/TurnMarks.js"
 import * as SessionHooks from "../hook/SessionHooks.js"
 import * as Mentions from "../input/Mentions.js"
 import { AssistantMessage, type Message, TextBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
@@ -211,12 +210,6 @@ export const run = (
     const signal = yield* Deferred.make<void>()
     yield* Ref.set(engine.interrupt, signal)
     if (options.signal !== undefined) yield* stopOnAbort(options.signal, signal)
-    // The journal (when recording): the turn and what was submitted, its end whatever ends it.
-    const journal = engine.journal
-    if (journal !== undefined) {
-      const turn = yield* TurnMarks.start(journal, prompt === RESUME_TOOLS ? undefined : prompt)
-      yield* Effect.addFinalizer(() => TurnMarks.end(journal, turn))
-    }
     const { current, messages: prefix } = yield* opening(engine)
     const { recorder, state } = current
     const stamp = stampOf(engine, current)

@@ -159,4 +159,27 @@ describe("record and replay", () => {
       assert.include(divergence.message, "model call 1")
       assert.strictEqual(replayed.replay!.served, 0)
     }))
+
+  it.effect("slash commands are journaled as submissions, so a replay that submits what was recorded makes the same requests", () =>
+    Effect.gen(function*() {
+      const session = (layer: Layer.Layer<any>, submissions: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const s = yield* Session.make({ model: "claude-sonnet-4-6", cwd })
+          for (const prompt of submissions) yield* VirtualTime.run(Stream.runDrain(s.submit(prompt)))
+          const replay = yield* Effect.serviceOption(ReplayModel.Replay)
+          return {
+            journal: yield* Testing.journal,
+            divergence: Option.isSome(replay) ? yield* replay.value.divergence : Option.none()
+          }
+        }).pipe(Effect.scoped, Effect.provide(layer), Effect.provide(TestContext.TestContext))
+      const recorded = yield* session(Testing.layer([TestModel.text("Hello from haiku.")]), ["/model claude-haiku-4-5", "hello"])
+      const submitted = recorded.journal.flatMap((e) => e.type === "turn_start" ? [e.prompt] : [])
+      assert.deepStrictEqual(submitted, ["/model claude-haiku-4-5", "hello"])
+      const replayed = yield* session(Testing.layerReplay(recorded.journal), submitted as ReadonlyArray<string>)
+      assert.isTrue(Option.isNone(replayed.divergence))
+      // Without the command the request is for the other model, whose thinking parameters come first
+      // in the body: the replay names that field.
+      const skipped = yield* session(Testing.layerReplay(recorded.journal), ["hello"])
+      assert.strictEqual(Option.getOrThrow(skipped.divergence).path, "$.thinking.type")
+    }))
 })
