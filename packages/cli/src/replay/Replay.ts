@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Journal, JournalEntry, ReplayModel, SessionStore, ToolsInFlight, Transcript, TurnEnvelope } from "@keel/core"
+import { ContextManagement, Journal, JournalEntry, ReplayModel, SessionStore, ToolsInFlight, Transcript, TurnEnvelope } from "@keel/core"
 import { VirtualTime } from "@keel/core/testing"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -41,7 +41,7 @@ export interface Io {
 /** The journal a session argument names: a path, or a session id of `cwd` under `KEEL_HOME`. */
 const journalOf = (session: string, cwd: string): string => {
   if (session.includes("/") || session.includes(path.sep) || session.endsWith(".journal")) return path.resolve(cwd, session)
-  const home = process.env.KEEL_HOME ?? path.join(process.env.HOME ?? "", ".keel")
+  const home = Effect.runSync(Effect.orDie(ContextManagement.homeConfig))
   return Journal.fileOf(path.join(home, "projects", SessionStore.slug(cwd), `${session}.jsonl`))
 }
 
