@@ -7,16 +7,17 @@
  *
  * `keel replay <session>` runs the recording again with no API at all (the fake is closed): it
  * passes; a journal whose recorded body was changed diverges at that call, exit 1, with the path
- * and a diff; a journal that is not one is exit 2, saying why.
+ * and a diff; a journal that is not one is exit 2, saying why. A recorded session killed mid-turn
+ * and resumed: `durable-turns.e2e.test.ts`.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import { Journal, JournalEntry, RecordedResults, ReplayModel, SessionStore } from "@keel/core"
+import { Journal, JournalEntry, ReplayModel, SessionStore } from "@keel/core"
 import { Either } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, lines, run, start, workdir } from "./support/KeelProcess.js"
+import { closeServers, envFor, fake, lines, run, workdir } from "./support/KeelProcess.js"
 
 afterEach(() => closeServers())
 
@@ -80,11 +81,19 @@ describe("keel --record", () => {
     assert.strictEqual(fs.statSync(journal).mode & 0o077, 0)
   }, 60_000)
 
-  it("KEEL_RECORD=1 records too; without either there is no journal", async () => {
+  it("KEEL_RECORD=1 records too; without either there is no journal, and resuming such a session does not start one", async () => {
     const recorded = await session([], { KEEL_RECORD: "1" })
     assert.isTrue(fs.existsSync(recorded.journal))
     const plain = await session([])
     assert.isTrue(fs.existsSync(plain.transcript))
+    assert.isFalse(fs.existsSync(plain.journal))
+    const again = await fake([FakeAnthropic.textReply("Again.")])
+    const resumed = await run(["--resume", plain.sessionId, "-p", "again"], {
+      env: { ...envFor(again), KEEL_HOME: plain.home },
+      cwd: plain.dir
+    })
+    assert.strictEqual(resumed.code, 0, resumed.stderr)
+    assert.strictEqual(resumed.stdout, "Again.\n")
     assert.isFalse(fs.existsSync(plain.journal))
   }, 60_000)
 })
@@ -136,55 +145,5 @@ describe("keel replay", () => {
     const usage = await run(["replay", "x", "--tools", "sometimes"], { env: {}, cwd: dir })
     assert.strictEqual(usage.code, 2)
     assert.match(usage.stderr, /sometimes/)
-  }, 60_000)
-})
-
-describe("a recorded session killed mid-turn", () => {
-  const until = async (check: () => boolean, what: string) => {
-    for (const started = Date.now(); !check(); await new Promise((r) => setTimeout(r, 20))) {
-      if (Date.now() - started > 20_000) throw new Error(`timed out waiting for ${what}`)
-    }
-  }
-
-  it("kill -9 with one of two tool calls finished, then --resume: the finished call keeps its result and did not run again; the one cut short is answered so, not run again", async () => {
-    const dir = workdir()
-    const home = path.join(dir, ".keel-home")
-    const server = await fake([
-      FakeAnthropic.toolUseReply([
-        { name: "Bash", input: { command: "echo ran >> count.txt && echo counted" }, id: "toolu_count" },
-        { name: "Bash", input: { command: "sleep 30" }, id: "toolu_sleep" }
-      ])
-    ])
-    const { child, done } = start(["-p", "count, then nap", "--record", "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"], {
-      env: { ...envFor(server), KEEL_HOME: home },
-      cwd: dir
-    })
-    let out = ""
-    child.stdout!.on("data", (d) => (out += d))
-    await until(() => out.includes("\n"), "the init message")
-    const sessionId = JSON.parse(out.split("\n")[0]!).session_id as string
-    const transcript = path.join(home, "projects", SessionStore.slug(fs.realpathSync(dir)), `${sessionId}.jsonl`)
-    const journal = Journal.fileOf(transcript)
-    // The count call has ended (in the journal) and the nap has started: kill the process now.
-    const journaled = () => (fs.existsSync(journal) ? fs.readFileSync(journal, "utf8") : "")
-    await until(() => journaled().includes("\"type\":\"tool_start\",\"id\":\"toolu_sleep\""), "the nap to start")
-    assert.include(journaled(), "\"type\":\"tool_end\",\"id\":\"toolu_count\"")
-    child.kill("SIGKILL")
-    assert.strictEqual((await done).code, null)
-    assert.strictEqual(fs.readFileSync(path.join(dir, "count.txt"), "utf8"), "ran\n")
-
-    const again = await fake([FakeAnthropic.textReply("Counted once; the nap was cut short.")])
-    const resumed = await run(["-p", "go on", "--resume", sessionId, "--output-format", "json"], {
-      env: { ...envFor(again), KEEL_HOME: home },
-      cwd: dir
-    })
-    assert.strictEqual(resumed.code, 0, resumed.stderr)
-    const results = again.requests[0]!.body.messages.at(-1).content.filter((b: any) => b.type === "tool_result")
-    assert.deepStrictEqual(results.map((b: any) => [b.tool_use_id, b.is_error === true, b.content]), [
-      ["toolu_count", false, "counted"],
-      ["toolu_sleep", true, `<tool_use_error>${RecordedResults.CUT_SHORT}</tool_use_error>`]
-    ])
-    // The finished call ran once, in the first process, and never again.
-    assert.strictEqual(fs.readFileSync(path.join(dir, "count.txt"), "utf8"), "ran\n")
   }, 60_000)
 })

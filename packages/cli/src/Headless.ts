@@ -34,6 +34,7 @@ import * as HostStartup from "./host/HostStartup.js"
 import * as InitializeAgents from "./host/InitializeAgents.js"
 import * as HostRequests from "./HostRequests.js"
 import * as Initialize from "./Initialize.js"
+import * as RunFailure from "./RunFailure.js"
 import * as Runtime from "./Runtime.js"
 
 /** Where headless output goes (stdout and stderr, or test sinks). @category Models */
@@ -132,14 +133,15 @@ const failed = (cause: Cause.Cause<unknown>, flags: Flags, io: Io): number => {
 
 /**
  * Runs `prompt` headless through the session's runtime and prints its output: the turn, and any
- * turn that follows it without new input (what a resumed transcript left queued first; the goal's
- * continuation turns after a `/goal`). Text and JSON print the last result. Nobody can answer a
+ * turn that follows it without new input (what a resumed transcript left queued, and a turn a
+ * crash left open, first; the goal's continuation turns after a `/goal`). A resumed session may
+ * have no prompt: its open turn runs on alone. Text and JSON print the last result. Nobody can answer a
  * pending action here: asks are denied, and those a resumed transcript left are refused. Returns
  * the process exit code.
  *
  * @category Running
  */
-export const run = async (flags: Flags, prompt: string, io: Io): Promise<number> => {
+export const run = async (flags: Flags, prompt: string | undefined, io: Io): Promise<number> => {
   const options: Runtime.Options = { ...flags, cwd: process.cwd(), onHookEvent: hookEvents(flags, io.out) }
   const program = Effect.gen(function*() {
     const { session, warnings, transcriptWarnings } = yield* Runtime.openSession(options)
@@ -157,8 +159,14 @@ export const run = async (flags: Flags, prompt: string, io: Io): Promise<number>
           Effect.map((last) => (result = last ?? result))
         )
     ))
-    yield* Runtime.refusePending(yield* runtime.resume, "nobody can answer it in a -p run")
-    yield* runtime.submit(prompt)
+    const resumed = yield* runtime.resume
+    yield* Runtime.refusePending(resumed, "nobody can answer it in a -p run")
+    // No prompt (a resumed session): the turn a crash left open runs on, else there is nothing to do.
+    if (prompt !== undefined) yield* runtime.submit(prompt)
+    else if (resumed.resumedTurn === undefined && resumed.queued.length === 0) {
+      yield* Scope.close(runtimeScope, Exit.void)
+      return yield* new RunFailure.NothingToResume({ sessionId: yield* session.sessionId })
+    }
     // Ctrl+C: what waits is dropped, the running turn stops (a goal then stops too: its turn failed).
     io.onInterruptReady?.(() => Effect.runFork(Effect.zipRight(runtime.clear, runtime.interrupt)))
     yield* runtime.idle

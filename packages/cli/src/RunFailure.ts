@@ -7,6 +7,22 @@
  */
 import * as Cause from "effect/Cause"
 import type { ConfigError } from "effect/ConfigError"
+import * as Schema from "effect/Schema"
+
+/**
+ * A `-p` run on a resumed session with no prompt, whose session has nothing to run on (no turn a
+ * crash left open, nothing queued): there is nothing to do. Exit 2.
+ *
+ * @category Errors
+ */
+export class NothingToResume extends Schema.TaggedError<NothingToResume>("@keel/NothingToResume")("NothingToResume", {
+  sessionId: Schema.String
+}) {
+  override get message(): string {
+    return `no prompt, and session ${this.sessionId} has no turn left open to run on. ` +
+      `Give a prompt (keel --resume ${this.sessionId} -p "your prompt").`
+  }
+}
 
 /**
  * One line per problem in a configuration error: the variable, and what is wrong with its value.
@@ -42,7 +58,8 @@ const USAGE_ERRORS = new Set([
   "InvalidTelemetryConfig",
   "InvalidAgents",
   "UnknownAgent",
-  "InvalidOutputSchema"
+  "InvalidOutputSchema",
+  "NothingToResume"
 ])
 const RUNTIME_ERRORS = new Set([
   "MissingCredentials",

@@ -5,7 +5,7 @@
  * - ids and random draws: from a seed the journal's header keeps (a recording draws a new one, a
  *   replay takes the recorded one), else the platform's;
  * - the journal: beside the transcript with the run's command line, folder and configuring
- *   variables when recording, none otherwise;
+ *   variables when recording, or when resuming a session that was recorded; none otherwise;
  * - the model: the Anthropic API (journaled below the resilience layers when recording), or the
  *   journal's calls served back under the same layers when replaying;
  * - the tools: journaled when recording; served from the journal (or run and counted, `live`)
@@ -15,12 +15,12 @@
  * @since 0.1.0
  */
 import {
+  DurableTurn,
   Ids,
   Journal,
   JournalEntry,
   type ModelClient,
   RecordingTools,
-  RecordedResults,
   ReplayTools,
   SessionStore,
   type ToolRegistry,
@@ -61,13 +61,11 @@ export const of = (options: Options): Journaling => {
     ? globalThis.crypto.getRandomValues(new Uint32Array(1))[0]!
     : undefined
   const recording = seed !== undefined && replay === undefined
-  const journal = recording
-    ? Journal.layerBeside(seed, {
-      argv: options.argv ?? process.argv.slice(2),
-      cwd: options.cwd,
-      env: Journal.configuringEnv(options.env ?? process.env)
-    })
-    : Journal.layerNone
+  // A resumed session that was recorded stays recorded without --record (Journal.layerContinuing).
+  const continuing = !recording && replay === undefined && options.sessionPersistence !== false &&
+    (options.resume !== undefined || options.continue === true)
+  const run = { argv: options.argv ?? process.argv.slice(2), cwd: options.cwd, env: Journal.configuringEnv(options.env ?? process.env) }
+  const journal = recording ? Journal.layerBeside(seed, run) : continuing ? Journal.layerContinuing(run) : Journal.layerNone
   return {
     ids: seed === undefined ? Ids.layer : Ids.layerSeeded(seed),
     journal,
@@ -76,28 +74,28 @@ export const of = (options: Options): Journaling => {
     model: (apiKeyHelper) =>
       replay !== undefined
         ? RunModel.replayLayer(options.fallbackModels, replay.entries)
-        : RunModel.modelLayer(options.fallbackModels, apiKeyHelper, { record: recording }).pipe(Layer.provide(journal)),
+        : RunModel.modelLayer(options.fallbackModels, apiKeyHelper, { record: recording || continuing }).pipe(Layer.provide(journal)),
     tools: (offered) =>
       replay !== undefined
         ? (replay.tools === "recorded"
           ? ReplayTools.layer(replay.entries)
           : ToolsInFlight.layer(replay.running ?? ToolsInFlight.counter())).pipe(Layer.provide(offered))
-        : recording
+        : recording || continuing
         ? RecordingTools.layer.pipe(Layer.provide(offered), Layer.provide(journal))
         : offered
   }
 }
 
 /**
- * The recorded results of a resumed session's tool calls that finished before its process died
- * (see `RecordedResults`), from the journal beside its transcript, when it was recorded; a journal
- * that cannot be read gives none, with a warning saying why.
+ * What a resumed session's journal recorded (see `DurableTurn`), when it was recorded: the results
+ * of tool calls a crash cut off from its transcript, and whether its last turn was left open. A
+ * journal that cannot be read gives nothing, with a warning saying why.
  *
  * @category Resuming
  */
-export const recordedResults = (
+export const recovered = (
   transcriptFile: string
-): { readonly results?: RecordedResults.Lookup | undefined; readonly warning?: string | undefined } => {
+): { readonly recovered?: DurableTurn.Recovered | undefined; readonly warning?: string | undefined } => {
   const file = Journal.fileOf(transcriptFile)
   let text: string
   try {
@@ -107,6 +105,9 @@ export const recordedResults = (
   }
   const parsed = JournalEntry.parse(text)
   return Either.isRight(parsed)
-    ? { results: RecordedResults.of(parsed.right) }
-    : { warning: `the session's journal ${file} cannot be read (line ${parsed.left.line}: ${parsed.left.message}); tool calls a crash cut off are answered as interrupted` }
+    ? { recovered: DurableTurn.recover(parsed.right) }
+    : {
+      warning: `the session's journal ${file} cannot be read (line ${parsed.left.line}: ${parsed.left.message}); ` +
+        "tool calls a crash cut off are answered as interrupted, and a turn it left open does not run on"
+    }
 }

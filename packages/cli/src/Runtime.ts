@@ -281,8 +281,9 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       ),
       ...agents.warnings
     ]
-    // A recorded session's journal keeps the results of tool calls a crash cut off from its transcript.
-    const recorded = resumed !== undefined ? RunJournal.recordedResults(resumed.file) : {}
+    // A recorded session's journal keeps the results of tool calls a crash cut off from its
+    // transcript, and says whether the crash left a turn open (it runs on: see DurableTurn).
+    const recorded = resumed !== undefined ? RunJournal.recovered(resumed.file) : {}
     if (recorded.warning !== undefined) warnings.push(recorded.warning)
     // What a torn transcript lost (also a `system` warning in the session's output).
     const transcriptWarnings = resumed?.warnings ?? []
@@ -323,7 +324,7 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       }),
       structuredOutput: yield* JsonSchemaOption.sessionOption(options.jsonSchema),
       recordedPrompt: options.replay?.prompt,
-      recordedResults: recorded.results
+      recovered: recorded.recovered
     })
     return { session, warnings, transcriptWarnings }
   })

@@ -61,8 +61,10 @@ const main = async (): Promise<void> => {
     const lines: AsyncIterable<string> = { [Symbol.asyncIterator]: () => iterator }
     return exit(await headless((io) => runStreamInput(flags, lines, io)))
   }
-  const prompt = flags.prompt ?? (process.stdin.isTTY ? undefined : await readStdin())
-  if (prompt === undefined || prompt.trim().length === 0) {
+  const given = flags.prompt ?? (process.stdin.isTTY ? undefined : await readStdin())
+  const prompt = given === undefined || given.trim().length === 0 ? undefined : given
+  // A resumed session needs no prompt when a crash left a turn open: it runs on (see DurableTurn).
+  if (prompt === undefined && flags.resume === undefined && !flags.continue) {
     process.stderr.write(
       "keel: no prompt. Give it as an argument (keel -p \"your prompt\") or on stdin (echo \"your prompt\" | keel -p).\n"
     )

@@ -275,5 +275,7 @@ export * as RecordingTools from "./record/RecordingTools.js"
 export * as ReplayTools from "./record/ReplayTools.js"
 /** Counts the tool calls running now (a live replay holds its virtual clock while any runs). */
 export * as ToolsInFlight from "./record/ToolsInFlight.js"
-/** Tool results a crash cut off from the transcript, from the session's journal (kept on resume). */
+/** What a session's journal recorded of its tool calls, for a resume after a crash. */
 export * as RecordedResults from "./record/RecordedResults.js"
+/** Durable turns: a turn a crash left open runs on when its recorded session is resumed. */
+export * as DurableTurn from "./record/DurableTurn.js"

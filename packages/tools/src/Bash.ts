@@ -137,6 +137,8 @@ export const makeWith = (options: Options): Effect.Effect<
     isReadOnly: false,
     // Read-only commands (`ls`, `git status`) run beside other safe calls; a failure cancels its siblings.
     isConcurrencySafe: (input) => BashReadOnly.isReadOnly(input.command),
+    // A read-only command cut short by a crash runs again when its turn resumes; any other does not.
+    isIdempotent: (input) => BashReadOnly.isReadOnly(input.command),
     cancelsSiblingsOnError: true,
     call: (input, toolContext) =>
       Effect.scoped(Effect.gen(function*() {

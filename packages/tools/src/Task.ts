@@ -194,6 +194,8 @@ export const make = (options: Options = {}): Tool.Tool<typeof Input.Type, Requir
     input: Input,
     isReadOnly: true,
     isConcurrencySafe: true,
+    // A subagent's own tools may write: one cut short by a crash is answered so, never run again.
+    isIdempotent: false,
     call: (input, context) =>
       Effect.gen(function*() {
         const agentType = input.subagent_type ?? Subagents.DEFAULT_TYPE

@@ -54,6 +54,10 @@ describe("McpTool", () => {
       assert.isTrue(read.isReadOnly({}))
       assert.isFalse(write.isReadOnly({}))
       assert.isFalse(write.isConcurrencySafe({}))
+      // After a crash, a cut call runs again only when the server says a repeat changes nothing more.
+      assert.isTrue(read.isIdempotent?.({}))
+      assert.isTrue(write.isIdempotent?.({}), "write_file is marked idempotentHint")
+      assert.isFalse(toolOf(service, "mcp__fs__edit_file").isIdempotent?.({}), "edit_file is not")
       assert.strictEqual(yield* read.call({ path: path.join(dir, "notes.txt") }, context(dir)), "first line\nsecond line\n")
       assert.strictEqual(
         yield* write.call({ path: path.join(dir, "new.txt"), content: "made by MCP" }, context(dir)),

@@ -338,6 +338,8 @@ describe("Task", () => {
       const input: TaskInput = { description: "x", prompt: "p" }
       assert.isTrue(Task.tool.isReadOnly(input))
       assert.isTrue(Task.tool.isConcurrencySafe(input))
+      // Yet a subagent may write: a Task a crash cut short is never run again on resume.
+      assert.isFalse(Task.tool.isIdempotent?.(input))
       for (const mode of ["default", "plan", "dontAsk"] as const) {
         const decision = Permissions.decide(Permissions.config({ mode }).config, {
           toolName: "Task",

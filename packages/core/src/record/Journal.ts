@@ -8,7 +8,9 @@
  * - `layerBeside(seed)` (`keel --record`) keeps entries in memory until the session opens its
  *   transcript and `attach`es it, then writes them, and all later ones, to the transcript's
  *   journal file ({@link fileOf}: `<session id>.journal` beside `<session id>.jsonl`), appending
- *   after what an earlier process of the session recorded.
+ *   after what an earlier process of the session recorded;
+ * - `layerContinuing` (a resume without `--record`) does the same only for a session that was
+ *   recorded (its journal file exists), so a recorded session stays recorded.
  *
  * Each line is written whole with one `write`, so a crash loses at most the line being written and
  * never leaves two lines merged; a journal that cannot be written stops recording (the session goes
@@ -21,7 +23,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs"
+import { closeSync, existsSync, mkdirSync, openSync, writeSync } from "node:fs"
 import { dirname } from "node:path"
 import * as JournalEntry from "./JournalEntry.js"
 
@@ -37,6 +39,8 @@ export interface Service {
   readonly attach: (transcriptFile: string) => void
   /** Why the journal stopped writing, if it did. */
   readonly problem: () => string | undefined
+  /** Whether appends are kept (recorders skip their work when not: see {@link layerContinuing}). */
+  readonly active: () => boolean
 }
 
 /** @category Context */
@@ -89,14 +93,15 @@ export const memory = (startedAt: number, seed?: number): Service => {
     append: (entry) => void entries.push(entry),
     entries: () => entries,
     attach: () => {},
-    problem: () => undefined
+    problem: () => undefined,
+    active: () => true
   })
 }
 
 /** No journal: a run that does not record (appends go nowhere). @category Layers */
 export const layerNone: Layer.Layer<Journal> = Layer.succeed(
   Journal,
-  Journal.of({ startedAt: 0, append: () => {}, entries: () => [], attach: () => {}, problem: () => undefined })
+  Journal.of({ startedAt: 0, append: () => {}, entries: () => [], attach: () => {}, problem: () => undefined, active: () => false })
 )
 
 /** A journal in memory, for tests and replays: read it back with `entries`. @category Layers */
@@ -129,7 +134,7 @@ export const layerFile = (path: string): Layer.Layer<Journal, JournalUnwritable>
       const startedAt = yield* Clock.currentTimeMillis
       const append = writer(fd)
       append(header(startedAt, undefined))
-      return Journal.of({ startedAt, append, entries: () => [], attach: () => {}, problem: () => undefined })
+      return Journal.of({ startedAt, append, entries: () => [], attach: () => {}, problem: () => undefined, active: () => true })
     })
   )
 
@@ -141,7 +146,20 @@ export const layerFile = (path: string): Layer.Layer<Journal, JournalUnwritable>
  *
  * @category Layers
  */
-export const layerBeside = (seed: number, run?: Run): Layer.Layer<Journal> =>
+export const layerBeside = (seed: number, run?: Run): Layer.Layer<Journal> => beside(seed, run, "always")
+
+/**
+ * The journal of a resumed session run without `--record`: a session that was recorded (a journal
+ * lies beside its transcript) goes on being recorded, so a crash of this process is as durable as
+ * one of the first (see `DurableTurn`); a session that was not stays unrecorded (nothing is kept,
+ * and the recorders do no work: `active` is false once attached). Its header has no seed: this
+ * process draws its ids as usual.
+ *
+ * @category Layers
+ */
+export const layerContinuing = (run?: Run): Layer.Layer<Journal> => beside(undefined, run, "ifRecorded")
+
+const beside = (seed: number | undefined, run: Run | undefined, when: "always" | "ifRecorded"): Layer.Layer<Journal> =>
   Layer.scoped(
     Journal,
     Effect.gen(function*() {
@@ -172,6 +190,7 @@ export const layerBeside = (seed: number, run?: Run): Layer.Layer<Journal> =>
         attach: (transcriptFile) => {
           if (pending === undefined) return
           path = fileOf(transcriptFile)
+          if (when === "ifRecorded" && !existsSync(path)) return void (pending = undefined)
           try {
             fd = open(path)
             write = writer(fd)
@@ -181,7 +200,8 @@ export const layerBeside = (seed: number, run?: Run): Layer.Layer<Journal> =>
             fail(path, e)
           }
         },
-        problem: () => problem
+        problem: () => problem,
+        active: () => pending !== undefined || write !== undefined
       })
     })
   )

@@ -49,7 +49,8 @@ export const make = (
   const stored = new Set<string>()
   let calls = 0
   return ModelClient.of({
-    stream: (request) =>
+    // A journal that keeps nothing (a resumed session that was not recorded) costs nothing per call.
+    stream: (request) => !journal.active() ? client.stream(request) :
       Stream.unwrap(Effect.map(Clock.currentTimeMillis, (sentAt) => {
         const body = bodyOf(request, options.thinkingModels)
         const hash = sha256(body)

@@ -39,7 +39,7 @@ const endOf = (exit: Exit.Exit<Tool.CallResult, Tool.ToolError>): Omit<typeof Jo
 export const wrap = (tool: Tool.Any, journal: Journal["Type"]): Tool.Any => ({
   ...tool,
   call: (input, context) =>
-    Effect.flatMap(Clock.currentTimeMillis, (began) => {
+    !journal.active() ? tool.call(input, context) : Effect.flatMap(Clock.currentTimeMillis, (began) => {
       journal.append({ type: "tool_start", id: context.toolUseId, name: tool.name, at: began - journal.startedAt, input: inputJson(tool, input) })
       return tool.call(input, context).pipe(
         Effect.onExit((exit) =>

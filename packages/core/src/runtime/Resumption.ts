@@ -2,7 +2,7 @@
  * What a runtime takes up when it starts on a saved session (`SessionRuntime.resume`), the same
  * way for `keel --resume` and any other start: the pending actions the transcript left (listed
  * again, same ids), a turn cut while it waited for one (it runs on from its tool calls, first:
- * see `PendingTools`), then the inputs that were queued.
+ * see `PendingTools`) or left open by a crash (`DurableTurn`), then the inputs that were queued.
  *
  * @since 0.1.0
  */
@@ -12,6 +12,7 @@ import * as Ref from "effect/Ref"
 import * as Action from "../action/Action.js"
 import type { Actions } from "../action/Actions.js"
 import * as Admission from "../admission/Admission.js"
+import { AssistantMessage } from "../message/Message.js"
 import type * as Session from "../session/Session.js"
 import * as PendingTools from "./PendingTools.js"
 import type * as SessionFacts from "./SessionFacts.js"
@@ -20,7 +21,7 @@ import type * as SessionFacts from "./SessionFacts.js"
 export interface Resumed {
   /** The actions still waiting for an answer. */
   readonly pending: ReadonlyArray<Action.Pending>
-  /** The id of the turn that runs on from its tool calls, if one was cut while it waited. */
+  /** The id of the turn that runs on, if one was cut while it waited for permission or by a crash. */
   readonly resumedTurn: string | undefined
   /** The ids of the inputs queued again. */
   readonly queued: ReadonlyArray<string>
@@ -42,16 +43,21 @@ export const resume = (deps: Deps): Effect.Effect<Resumed> =>
     const state = yield* deps.session.state
     const pending = Action.pendingAfter(yield* Ref.get(state.actionLog))
     yield* deps.actions.restore(pending)
-    // The cut turn runs on from the conversation as it was before any "interrupted" repair.
+    // The cut turn runs on from the conversation as it was before any "interrupted" repair: one
+    // that waited for permission, else one a crash left open (the session's journal says so).
     const cut = PendingTools.find(yield* Ref.get(state.messages), pending)
+    const open = yield* Ref.getAndSet(state.openTurn, undefined)
+    const history = cut?.history ?? open
     const queuedAt = yield* Clock.currentTimeMillis
-    if (cut !== undefined) {
-      yield* Ref.set(state.messages, cut.history)
-      const preview = `resumed: ${cut.uses.map((u) => u.name).join(", ")}`
-      const id = cut.turnId ?? deps.newId()
-      if (!(yield* deps.enqueue({ id, priority: "now", input: preview, preview, queuedAt, kind: "resume" }))) {
-        yield* Effect.logWarning("the cut turn was not resumed: the queue is full")
-      }
+    let resumedTurn: string | undefined
+    if (history !== undefined) {
+      yield* Ref.set(state.messages, history)
+      const last = history.at(-1)
+      const uses = last instanceof AssistantMessage ? last.toolUses : []
+      const preview = uses.length > 0 ? `resumed: ${uses.map((u) => u.name).join(", ")}` : "resumed: the model request a restart cut"
+      const id = cut?.turnId ?? deps.newId()
+      if (yield* deps.enqueue({ id, priority: "now", input: preview, preview, queuedAt, kind: "resume" })) resumedTurn = id
+      else yield* Effect.logWarning("the cut turn was not resumed: the queue is full")
     }
     const saved = yield* deps.facts.takeLeftQueued
     for (const q of saved) {
@@ -59,5 +65,5 @@ export const resume = (deps: Deps): Effect.Effect<Resumed> =>
         yield* Effect.logWarning("a queued input was dropped on resume: the queue is full")
       }
     }
-    return { pending, resumedTurn: cut?.turnId, queued: saved.map((q) => q.id) }
+    return { pending, resumedTurn, queued: saved.map((q) => q.id) }
   })

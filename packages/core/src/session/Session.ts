@@ -38,7 +38,9 @@ import * as Thinking from "../model/Thinking.js"
 import * as StructuredOutputTool from "../output/StructuredOutputTool.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
+import * as DurableTurn from "../record/DurableTurn.js"
 import { Journal } from "../record/Journal.js"
+import * as RecordedResults from "../record/RecordedResults.js"
 import * as TurnMarks from "../record/TurnMarks.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
@@ -138,9 +140,14 @@ const firstSession = (
       const lock = engine.store.lock(options.cwd, id)
       yield* loaded !== undefined && !fork ? lock : Effect.catchTag(lock, "TranscriptIoError", () => Effect.void)
     }
-    const history = loaded !== undefined ? Transcript.answerDangling(loaded.messages, options.recordedResults) : options.history ?? []
+    // A crash's cut tool calls keep what the journal recorded (else they are answered "interrupted").
+    const recovered = loaded !== undefined ? options.recovered : undefined
+    const recordedAnswer = recovered === undefined ? undefined : (id: string) => RecordedResults.answerOf(recovered.calls(id), id)
+    const history = loaded !== undefined ? Transcript.answerDangling(loaded.messages, recordedAnswer) : options.history ?? []
     const state = yield* SessionState.make(id, history)
     if (loaded !== undefined) yield* Resume.restore(state, loaded)
+    // The turn the crash left open runs on when the runtime resumes (a fork starts its own turns).
+    if (loaded !== undefined && recovered?.openTurn === true && !fork) yield* Ref.set(state.openTurn, DurableTurn.continuation(loaded.messages))
     const recorder = yield* recorderFor(
       engine,
       state,

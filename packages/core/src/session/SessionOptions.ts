@@ -9,13 +9,13 @@ import type * as ModelCapabilities from "../model/ModelCapabilities.js"
 import type { ModelRequest } from "../model/ModelRequest.js"
 import type * as Thinking from "../model/Thinking.js"
 import type * as StructuredOutput from "../output/StructuredOutput.js"
+import type * as DurableTurn from "../record/DurableTurn.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
 import type * as Tool from "../tool/Tool.js"
 import type * as TurnPolicy from "../turn/TurnPolicy.js"
 import type * as Pricing from "./Pricing.js"
 import type * as Transcript from "./Transcript.js"
 import type * as TurnEnvelope from "./TurnEnvelope.js"
-import type { ToolResultBlock } from "../message/Message.js"
 
 /** The Keel version reported in `system`/`init`. @category Constants */
 export const VERSION = "0.1.0"
@@ -110,11 +110,12 @@ export interface Options {
    */
   readonly recordedPrompt?: TurnEnvelope.Recorded | undefined
   /**
-   * With `resume`: the results of tool calls that finished before the process died but never made
-   * it to the transcript, from the session's journal (`RecordedResults.of`); they keep them instead
-   * of being answered "interrupted".
+   * With `resume`: what the session's journal recorded (`DurableTurn.recover`): the tool calls a
+   * crash cut off from the transcript keep their recorded results instead of being answered
+   * "interrupted", and a turn the crash left open runs on when the session's runtime resumes
+   * (`SessionRuntime.resume`; not for a fork).
    */
-  readonly recordedResults?: ((toolUseId: string) => ToolResultBlock | undefined) | undefined
+  readonly recovered?: DurableTurn.Recovered | undefined
   /** Emit `stream_event` messages with the raw model events. */
   readonly includePartialMessages?: boolean | undefined
   /** The MCP servers of this session and how their start went, as `system`/`init` reports them. */

@@ -70,6 +70,11 @@ export interface Service {
   readonly queued: Ref.Ref<ReadonlyArray<Admission.Saved>>
   /** What happened to the session's pending actions, in order (folded: what is still pending). */
   readonly actionLog: Ref.Ref<ReadonlyArray<Action.Event>>
+  /**
+   * The conversation of a turn a crash left open, as the transcript left it (see `DurableTurn`),
+   * until the session's runtime takes it up and runs the turn on.
+   */
+  readonly openTurn: Ref.Ref<ReadonlyArray<Message> | undefined>
   /** What the pipeline's stages remember of this conversation (dropped with the session). */
   readonly stageMemory: StageMemory.StageMemory
 }
@@ -95,6 +100,7 @@ export const make = (sessionId: string, messages: ReadonlyArray<Message> = []): 
       goal: yield* Ref.make<Goal.Goal | undefined>(undefined),
       queued: yield* Ref.make<ReadonlyArray<Admission.Saved>>([]),
       actionLog: yield* Ref.make<ReadonlyArray<Action.Event>>([]),
+      openTurn: yield* Ref.make<ReadonlyArray<Message> | undefined>(undefined),
       stageMemory: yield* StageMemory.make
     })
   })

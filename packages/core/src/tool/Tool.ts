@@ -101,6 +101,12 @@ export interface Tool<in out I = any, out R = never> {
   /** Whether this call may run in parallel with other concurrency-safe calls. */
   readonly isConcurrencySafe: (input: I) => boolean
   /**
+   * Whether running this call a second time repeats nothing the first run did: a call a crash cut
+   * short runs again when its turn is resumed (`DurableTurn`) only if so; any other is answered
+   * as cut short. Absent: `isReadOnly`.
+   */
+  readonly isIdempotent?: ((input: I) => boolean) | undefined
+  /**
    * Whether a failure of this tool cancels the calls running beside it in the same message (Claude
    * Code does this for Bash only: a failed command usually means its siblings' work is moot).
    */
@@ -131,6 +137,8 @@ export interface MakeOptions<S extends Schema.Schema<any, any>, R> {
   readonly inputSchema?: ToolDefinition["input_schema"] | undefined
   readonly isReadOnly: boolean | ((input: S["Type"]) => boolean)
   readonly isConcurrencySafe?: boolean | ((input: S["Type"]) => boolean)
+  /** See {@link Tool.isIdempotent}. */
+  readonly isIdempotent?: boolean | ((input: S["Type"]) => boolean)
   readonly cancelsSiblingsOnError?: boolean
   /** See {@link Tool.maxResultChars}. */
   readonly maxResultChars?: number | undefined
@@ -140,7 +148,7 @@ export interface MakeOptions<S extends Schema.Schema<any, any>, R> {
 }
 
 /**
- * Defines a tool. `isConcurrencySafe` defaults to `isReadOnly`.
+ * Defines a tool. `isConcurrencySafe` and `isIdempotent` default to `isReadOnly`.
  *
  * @category Constructors
  */
@@ -156,6 +164,7 @@ export const make = <S extends Schema.Schema<any, any>, R extends Services = nev
     ...(options.inputSchema === undefined ? {} : { inputSchema: options.inputSchema }),
     isReadOnly,
     isConcurrencySafe: options.isConcurrencySafe === undefined ? isReadOnly : predicate(options.isConcurrencySafe),
+    ...(options.isIdempotent === undefined ? {} : { isIdempotent: predicate(options.isIdempotent) }),
     cancelsSiblingsOnError: options.cancelsSiblingsOnError === true,
     ...(options.maxResultChars === undefined ? {} : { maxResultChars: options.maxResultChars }),
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),

@@ -22,10 +22,15 @@ export interface Stop {
   readonly structuredOutput?: unknown
 }
 
+/** The results of calls that finished, by call id (a `ReadonlyMap` is one). @category Models */
+export interface Answers {
+  readonly get: (id: string) => ToolResultBlock | undefined
+}
+
 /** The tool calls running or about to be answered: their blocks, and the results of those that finished. @category Models */
 export interface InFlight {
   readonly uses: ReadonlyArray<ToolUseBlock>
-  readonly finished: ReadonlyMap<string, ToolResultBlock>
+  readonly finished: Answers
 }
 
 /** @category Models */

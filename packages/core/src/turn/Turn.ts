@@ -71,6 +71,11 @@ export interface Options {
    */
   readonly pendingTools?: ReadonlyArray<ToolUseBlock> | undefined
   /**
+   * Answers some of `pendingTools` already have, by call id (a crash's finished calls, from the
+   * session's journal: see `DurableTurn`): those calls keep them and do not run.
+   */
+  readonly answeredTools?: ReadonlyMap<string, ToolResultBlock> | undefined
+  /**
    * A spending check, run after each model response (once its usage is recorded) and after each
    * round of tool results: when it yields a message, the turn ends with `budget_exhausted`. Tool
    * calls of the response that crossed the budget are not run (as in Claude Code, which stops
@@ -181,6 +186,6 @@ export const recordApiTime = (turn: Turn, startedAt: number): Effect.Effect<void
 /** The answer to every call of `uses`: its own result if it finished, else `missing`'s; its blocks are checked already. @category Steps */
 export const answerAll = (
   uses: ReadonlyArray<{ readonly id: string }>,
-  finished: ReadonlyMap<string, ToolResultBlock>,
+  finished: LoopState.Answers,
   missing: (id: string) => ToolResultBlock
 ): UserMessage => new UserMessage({ content: uses.map((u) => finished.get(u.id) ?? missing(u.id)) }, true)

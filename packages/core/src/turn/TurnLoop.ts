@@ -105,7 +105,7 @@ export const stream = (options: Options): Effect.Effect<Stream.Stream<TurnEvent>
       Effect.map(Ref.get(turn.loop), (state) => state.stop === undefined ? iterate(turn) : undefined)
     )
     const pending = options.pendingTools
-    const loop = (pending === undefined || pending.length === 0 ? iterations : Stream.concat(resumeTools(turn, pending), iterations)).pipe(
+    const loop = (pending === undefined || pending.length === 0 ? iterations : Stream.concat(resumeTools(turn, pending, options.answeredTools), iterations)).pipe(
       options.interrupt !== undefined ? stopWhen(options.interrupt) : (s) => s,
       Stream.ensuring(Effect.flatMap(repair(turn), (message) => Ref.set(repaired, message)))
     )

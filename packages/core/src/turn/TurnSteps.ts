@@ -16,7 +16,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import * as CheapStream from "../internal/cheapStream.js"
-import { type AssistantMessage, type Message, type ToolUseBlock, UserMessage } from "../message/Message.js"
+import { type AssistantMessage, type Message, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
 import { Hooks } from "../hook/Hooks.js"
 import * as SessionHooks from "../hook/SessionHooks.js"
 import type * as Accumulator from "../model/Accumulator.js"
@@ -50,8 +50,17 @@ const withMemory = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, results: User
     return new UserMessage({ content: [...results.content, ...memory] }, true)
   })
 
+/** The results of the executor's calls as they finish, over the answers `answered` gave before it ran. */
+const answersOf = (executor: ToolRuntime.Executor, answered: ReadonlyMap<string, ToolResultBlock> | undefined): LoopState.Answers =>
+  answered === undefined ? executor.finished : { get: (id) => answered.get(id) ?? executor.finished.get(id) }
+
 /** The calls of `uses` run (most started while the answer streamed): progress and reports, then their results. */
-const runTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, executor: ToolRuntime.Executor) =>
+const runTools = (
+  turn: Turn,
+  uses: ReadonlyArray<ToolUseBlock>,
+  executor: ToolRuntime.Executor,
+  answered?: ReadonlyMap<string, ToolResultBlock>
+) =>
   Stream.concat(
     executor.progress.pipe(Stream.map((event): TurnEvent =>
       event._tag === "Progress"
@@ -59,7 +68,7 @@ const runTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>, executor: ToolR
         : TurnEvent.ToolReported({ toolUseId: event.toolUseId, event: event.event })
     )),
     CheapStream.fromArrayEffect(Effect.gen(function*() {
-      const message = yield* withMemory(turn, uses, answerAll(uses, executor.finished, ToolRuntime.interruptedResult))
+      const message = yield* withMemory(turn, uses, answerAll(uses, answersOf(executor, answered), ToolRuntime.interruptedResult))
       yield* append(turn, message)
       yield* Ref.update(turn.loop, LoopState.toolsAnswered)
       const policy = turn.options.structuredOutput
@@ -283,21 +292,27 @@ export const iterate = (turn: Turn): Stream.Stream<TurnEvent> =>
 
 /**
  * The first step of a turn resumed after a restart: the unanswered calls of the last answer run
- * (asking for permission again, which takes up the restored pending action), then the turn goes on
+ * (asking for permission again, which takes up the restored pending action), except those
+ * `answered` already (a crash's finished calls keep their recorded results), then the turn goes on
  * as after any tool round.
  *
  * @category Steps
  */
-export const resumeTools = (turn: Turn, uses: ReadonlyArray<ToolUseBlock>): Stream.Stream<TurnEvent> =>
+export const resumeTools = (
+  turn: Turn,
+  uses: ReadonlyArray<ToolUseBlock>,
+  answered?: ReadonlyMap<string, ToolResultBlock>
+): Stream.Stream<TurnEvent> =>
   CheapStream.unwrapScoped(Effect.gen(function*() {
     const executor = yield* turn.runtime.start(turn.options.cwd).pipe(
       Effect.withParentSpan(turn.span),
       Effect.provide(turn.services)
     )
-    for (const block of uses) executor.add({ block })
+    for (const block of uses) if (answered?.has(block.id) !== true) executor.add({ block })
     executor.close()
-    yield* Ref.update(turn.loop, (s) => LoopState.runningTools(s, { uses, finished: executor.finished }))
-    return runTools(turn, uses, executor)
+    // An interruption answers the calls that ran as usual, and keeps the answers given.
+    yield* Ref.update(turn.loop, (s) => LoopState.runningTools(s, { uses, finished: answersOf(executor, answered) }))
+    return runTools(turn, uses, executor, answered)
   }))
 
 /**

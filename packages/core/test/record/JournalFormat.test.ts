@@ -102,6 +102,42 @@ describe("Journal.layerBeside", () => {
     }))
 })
 
+describe("Journal.layerContinuing", () => {
+  const call = (n: number): JournalEntry.Entry => ({ type: "call", call: n, at: 0, hash: "h" })
+  const runOnce = (transcript: string) =>
+    Effect.gen(function*() {
+      const journal = yield* Journal.Journal
+      journal.append(call(1))
+      const before = journal.active()
+      journal.attach(transcript)
+      journal.append(call(2))
+      return { before, after: journal.active() }
+    }).pipe(Effect.scoped, Effect.provide(Journal.layerContinuing()))
+
+  it.effect("a resumed session that was recorded goes on being recorded: its journal is appended to, with a header of no seed", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-journal-"))
+      const transcript = path.join(dir, "s.jsonl")
+      fs.writeFileSync(Journal.fileOf(transcript), JournalEntry.encodeLine({ type: "journal", version: 1, startedAt: 0, seed: 7 }) + "\n")
+      assert.deepStrictEqual(yield* runOnce(transcript), { before: true, after: true })
+      const entries = Either.getOrThrow(JournalEntry.parse(fs.readFileSync(Journal.fileOf(transcript), "utf8")))
+      assert.deepStrictEqual(entries.map((e) => e.type === "journal" ? `journal:${e.seed}` : e.type === "call" ? `call:${e.call}` : e.type), [
+        "journal:7",
+        "journal:undefined",
+        "call:1",
+        "call:2"
+      ])
+    }))
+
+  it.effect("one that was not stays unrecorded: no file, and the recorders are told to do nothing", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "keel-journal-"))
+      const transcript = path.join(dir, "s.jsonl")
+      assert.deepStrictEqual(yield* runOnce(transcript), { before: true, after: false })
+      assert.isFalse(fs.existsSync(Journal.fileOf(transcript)))
+    }))
+})
+
 describe("Journal.configuringEnv", () => {
   it("keeps what configures Keel, never a variable whose name says it holds a secret", () => {
     assert.deepStrictEqual(

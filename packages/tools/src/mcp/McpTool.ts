@@ -85,6 +85,8 @@ export const make = (
     input: Input,
     inputSchema: tool.inputSchema as ModelRequest.ToolDefinition["input_schema"],
     isReadOnly: readOnly,
+    // Run again after a crash cut it short only when the server says it reads, or that a repeat has no further effect.
+    isIdempotent: readOnly || tool.annotations?.idempotentHint === true,
     call: (input) =>
       Effect.gen(function*() {
         const before = yield* connection.state
