@@ -46,6 +46,7 @@ import { ToolRuntime } from "../tool/ToolRuntime.js"
 import { Pipeline } from "../turn/Pipeline.js"
 import * as CommandRunner from "./CommandRunner.js"
 import { type Current, type Engine, promptFor, recorderFor, type Requirements, type TurnServices } from "./Engine.js"
+import * as MessageIds from "./MessageIds.js"
 import * as Pricing from "./Pricing.js"
 import * as Resume from "./Resume.js"
 import type * as SdkMessage from "./SdkMessage.js"
@@ -141,12 +142,14 @@ const firstSession = (
     const history = loaded !== undefined ? Transcript.answerDangling(loaded.messages, options.recordedResults) : options.history ?? []
     const state = yield* SessionState.make(id, history)
     if (loaded !== undefined) yield* Resume.restore(state, loaded)
+    const messageIds = MessageIds.make(engine.ids.uuid, loaded?.uuids)
     const recorder = yield* recorderFor(
       engine,
       state,
       id,
       fork ? undefined : loaded,
-      fork ? { source: "fork", from: loaded.sessionId } : undefined
+      fork ? { source: "fork", from: loaded.sessionId } : undefined,
+      messageIds
     )
     // A journal kept beside the transcript starts writing now that the session has a file.
     if (recorder.file !== undefined) engine.journal?.attach(recorder.file)
@@ -178,7 +181,8 @@ const firstSession = (
       notices: loaded?.warnings ?? [],
       // A resumed session (or a fork) sends the prompt and context its transcript's last turn sent.
       prompt: yield* promptFor(engine, (loaded !== undefined ? TurnEnvelope.recordedOf(loaded) : undefined) ?? options.recordedPrompt),
-      envelope: yield* Ref.make(loaded?.envelopes.at(-1))
+      envelope: yield* Ref.make(loaded?.envelopes.at(-1)),
+      messageIds
     }
   })
 
