@@ -38,7 +38,7 @@ import * as Thinking from "../model/Thinking.js"
 import * as StructuredOutputTool from "../output/StructuredOutputTool.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
-import { Journal } from "../record/Journal.js"
+import * as Journal from "../record/Journal.js"
 import * as TurnMarks from "../record/TurnMarks.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
@@ -130,7 +130,7 @@ const firstSession = (
 ): Effect.Effect<Current, LoadError, Scope.Scope> =>
   Effect.gen(function*() {
     const { options } = engine
-    const fork = loaded !== undefined && options.forkSession === true
+    const fork = loaded !== undefined && Resume.isFork(options)
     const id = loaded !== undefined && !fork ? loaded.sessionId : options.sessionId ?? engine.ids.uuid()
     // One writer per session: the session this one writes is locked for its life (unless already).
     // A new file's lock that cannot be made is not fatal: nothing else can be writing a file that
@@ -151,6 +151,10 @@ const firstSession = (
       fork ? { source: "fork", from: loaded.sessionId } : undefined,
       messageIds
     )
+    // A fork cut at a message carries the source's journal over, before this process's lines.
+    const carried = fork && options.resumeSessionAt !== undefined && recorder.file !== undefined
+      ? Journal.carryOver(loaded.file, recorder.file)
+      : undefined
     // A journal kept beside the transcript starts writing now that the session has a file.
     if (recorder.file !== undefined) engine.journal?.attach(recorder.file)
     const init: SdkMessage.SystemInit = {
@@ -178,7 +182,7 @@ const firstSession = (
       recorder,
       init,
       opened: false,
-      notices: loaded?.warnings ?? [],
+      notices: [...(loaded?.warnings ?? []), ...(carried !== undefined ? [carried] : [])],
       // A resumed session (or a fork) sends the prompt and context its transcript's last turn sent.
       prompt: yield* promptFor(engine, (loaded !== undefined ? TurnEnvelope.recordedOf(loaded) : undefined) ?? options.recordedPrompt),
       envelope: yield* Ref.make(loaded?.envelopes.at(-1)),
@@ -238,7 +242,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       mentionReader: Mentions.toolReader(options.mentionReader ?? registry.get("Read"), options.cwd, ids.uuid),
       warnedUnpriced: yield* Ref.make<ReadonlySet<string>>(new Set()),
       persist: options.persist !== false,
-      journal: Option.getOrUndefined(yield* Effect.serviceOption(Journal))
+      journal: Option.getOrUndefined(yield* Effect.serviceOption(Journal.Journal))
     }
     const current = yield* Ref.make(yield* firstSession(parts, loaded, locked))
     // SessionEnd when the session closes (bounded by its hooks' timeouts).

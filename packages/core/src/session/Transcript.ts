@@ -289,6 +289,27 @@ const loadedOf = (replay: Replay, options: { readonly file: string; readonly ses
   tail: { validBytes: replay.validBytes, truncated: replay.truncated, missingNewline: replay.missingNewline }
 })
 
+/**
+ * Replays entries already decoded and chained (some of a `Decoded`'s, in order): what the file would
+ * load as if it held only them. Its `tail` is meaningless (no bytes were read): a transcript made
+ * this way is for a new session to start from, never one to continue.
+ *
+ * @category Parsing
+ */
+export const replayEntries = (
+  entries: ReadonlyArray<TranscriptEntry.Entry>,
+  options: { readonly file: string; readonly sessionId: string }
+): Either.Either<Loaded, CorruptTranscript> => {
+  const replay = emptyReplay()
+  for (const [i, entry] of entries.entries()) {
+    const applied = apply(replay, entry)
+    if (Either.isLeft(applied)) return Either.left(new CorruptTranscript({ file: options.file, line: i + 1, reason: applied.left.reason }))
+    replay.lastUuid = entry.uuid
+    replay.entries++
+  }
+  return Either.right(loadedOf(replay, options))
+}
+
 /** Replays a file's bytes (see {@link parse}), pushing each entry that replayed onto `collect` when given. */
 const replayBytes = (
   bytes: Uint8Array,
