@@ -48,6 +48,7 @@ const RUNTIME_ERRORS = new Set([
   "MissingCredentials",
   "ApiKeyHelperFailed",
   "SessionNotFound",
+  "MessageNotFound",
   "CorruptTranscript",
   "ForeignTranscript",
   "SessionExists",

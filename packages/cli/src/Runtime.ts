@@ -263,6 +263,7 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       resume: options.resume,
       continue: options.continue,
       forkSession: options.forkSession,
+      resumeSessionAt: options.resumeSessionAt,
       persist: options.sessionPersistence
     }, store)
     if (options.sessionId !== undefined && options.sessionPersistence && (yield* store.exists(cwd, options.sessionId))) {
@@ -312,6 +313,7 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
         : "default",
       fallbackModels: options.fallbackModels ?? (yield* Fallback.modelsConfig),
       forkSession: options.forkSession,
+      resumeSessionAt: options.resumeSessionAt,
       locked,
       sessionId: options.sessionId,
       persist: options.sessionPersistence,
