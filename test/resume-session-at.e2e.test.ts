@@ -3,8 +3,9 @@
  * fake API: the uuids of stream-json `assistant` and `user` messages are the uuids of their lines in
  * the session's .jsonl (as in Claude Code), so a message's uuid taken from the output names where
  * a fork's history ends. The fork's request holds exactly the history up to that message and the
- * new prompt; the fork is a new session in a new file, the source's file is unchanged byte for
- * byte, and a recorded source's journal is carried over. A uuid that is no message of the session,
+ * new prompt (an answer's tool calls answered as interrupted, as Claude Code does); the fork is a
+ * new session in a new file, the source's file is unchanged byte for byte, and a recorded source's
+ * journal is carried over. A uuid that is no message of the session,
  * or the flag without `--fork-session`, is a clear error, exit non-zero, and no file is written.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
@@ -123,6 +124,35 @@ describe("keel --resume-session-at", { timeout: 120_000 }, () => {
     assert.deepStrictEqual(forkEntries[0], { ...forkEntries[0], type: "origin", source: "fork", from: sessionId })
     // The source's journal, carried over whole (this run did not record: nothing after it).
     assert.strictEqual(fs.readFileSync(Journal.fileOf(fileOf(at, result.session_id)), "utf8"), sourceJournal)
+  })
+
+  it("forks at an answer with a tool call: the call is answered as interrupted, not with its recorded result", async () => {
+    const { at, output, sessionId } = await twoTurns()
+    const calling = output.find((m) => m.type === "assistant")
+    assert.strictEqual(calling.message.content[0].type, "tool_use")
+    const fork = await keel(at, [FakeAnthropic.textReply("On it.")], [
+      "--resume",
+      sessionId,
+      "--resume-session-at",
+      calling.uuid,
+      "--fork-session",
+      "-p",
+      "next",
+      "--output-format",
+      "json"
+    ])
+    assert.strictEqual(fork.code, 0, fork.stderr)
+    const messages = fork.requests[0]!.body.messages
+    assert.deepStrictEqual(messages.map(shape), [
+      { role: "user", content: ["what is the answer?"] },
+      { role: "assistant", content: ["tool_use toolu_read"] },
+      // The answer and the prompt in one user message, as Claude Code sends them.
+      { role: "user", content: ["tool_result toolu_read", "next"] }
+    ])
+    const result = messages[2].content[0]
+    assert.strictEqual(result.is_error, true)
+    assert.include(JSON.stringify(result.content), "Interrupted by user")
+    assert.notInclude(JSON.stringify(messages), "The answer is 42.")
   })
 
   it("a uuid that is no message of the session, or no --fork-session: a clear error, non-zero exit, no file written", async () => {

@@ -282,8 +282,9 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       ),
       ...agents.warnings
     ]
-    // A recorded session's journal keeps the results of tool calls a crash cut off from its transcript.
-    const recorded = resumed !== undefined ? RunJournal.recordedResults(resumed.file) : {}
+    // A recorded session's journal keeps the results of tool calls a crash cut off from its transcript
+    // (not for a fork cut at a message: the calls it cuts off are answered as interrupted, as in Claude Code).
+    const recorded = resumed !== undefined && options.resumeSessionAt === undefined ? RunJournal.recordedResults(resumed.file) : {}
     if (recorded.warning !== undefined) warnings.push(recorded.warning)
     // What a torn transcript lost (also a `system` warning in the session's output).
     const transcriptWarnings = resumed?.warnings ?? []

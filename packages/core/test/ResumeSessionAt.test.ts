@@ -1,12 +1,12 @@
 /**
  * Message uuids and `resumeSessionAt`: the SDK messages of a prompt's answers and tool results carry
  * their transcript entries' uuids; a fork cut at one of them has the history up to it (an answer's
- * tool results with it), the totals and envelopes of then, and leaves the source file as it was; a
+ * tool calls answered as interrupted), the totals and envelopes of then, and leaves the source file as it was; a
  * uuid that is no message of the session fails with `MessageNotFound` and writes nothing.
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { FileState, Message, Session, SessionStore, TestModel, Tool } from "@keel/core"
+import { FileState, Message, Session, SessionStore, TestModel, Tool, ToolRuntime } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
 import { Effect, Either, Layer, Ref, Schema } from "effect"
 import * as fs from "node:fs"
@@ -149,7 +149,7 @@ describe("resumeSessionAt", () => {
       assert.deepStrictEqual(carried.map((e) => e.uuid), sourceLines.filter((e) => e.type === "user" || e.type === "assistant").slice(0, 4).map((e) => e.uuid))
     }))
 
-  it.scoped("a cut at an answer with a tool call keeps its results: every tool_use answered", () =>
+  it.scoped("a cut at an answer with a tool call answers the call as interrupted (not with its later result)", () =>
     Effect.gen(function*() {
       const { cwd, home, output, sessionId, store } = yield* twoTurns
       const callingAnswer = ofType(output, "assistant")[0]!
@@ -159,13 +159,19 @@ describe("resumeSessionAt", () => {
         forkSession: true,
         resumeSessionAt: callingAnswer.uuid
       })
-      // The first call's totals only.
-      assert.strictEqual((yield* Ref.get((yield* fork.state).usage)).get("claude-test")!.inputTokens, 100)
+      // The first call's totals only; the Read's file is not read in the fork.
+      const state = yield* fork.state
+      assert.strictEqual((yield* Ref.get(state.usage)).get("claude-test")!.inputTokens, 100)
+      assert.strictEqual((yield* Ref.get(state.fileState)).size, 0)
       yield* collect(fork.submit("next"))
       const [request] = yield* model.requests
       const source = yield* store.load(cwd, sessionId)
-      // The prompt, the answer with its call, the call's result (the source's own), then "next".
-      assert.deepStrictEqual(plain(request!.messages), [...plain(source.messages.slice(0, 3)), encodeMessage(Message.user("next"))])
+      // The prompt, the answer with its call, the call answered "Interrupted by user", then "next".
+      assert.deepStrictEqual(plain(request!.messages), [
+        ...plain(source.messages.slice(0, 2)),
+        encodeMessage(new Message.UserMessage({ content: [ToolRuntime.interruptedResult("t1")] })),
+        encodeMessage(Message.user("next"))
+      ])
     }))
 
   it.scoped("a cut at a prompt keeps its turn's envelope and ends the history at it", () =>

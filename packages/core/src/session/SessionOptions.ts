@@ -73,8 +73,8 @@ export interface Options {
    * (as its SDK messages and transcript entries carry it), the history to end at (Agent SDK
    * `resumeSessionAt`). The session is a fork (as with `forkSession`) of the transcript cut after
    * that message (`TranscriptCut`: totals, file read state and envelopes as they were then; an
-   * answer's tool results kept with it); a uuid that is no such message fails with
-   * `MessageNotFound`, nothing written.
+   * answer's tool calls answered as interrupted, not with their later results, as Claude Code
+   * does); a uuid that is no such message fails with `MessageNotFound`, nothing written.
    */
   readonly resumeSessionAt?: string | undefined
   /**

@@ -5,13 +5,14 @@
  * the conversation (as it stood: a compaction after the message is not in it), the token totals,
  * the file read state, the model, the system prompts and the turn envelopes.
  *
- * Where the cut falls:
- * - after the message's entry, and the entries written with it up to the next message, rewrite or
- *   model change: its call's `usage`, the `file_state` of its round, and for a prompt its turn's
- *   `system_prompt` and `envelope`;
- * - an answer with tool calls takes the tool results that follow it (their entries included): the
- *   history stays valid, every `tool_use` answered. Results that never followed (a crash) are
- *   answered when the session starts, as for any resume (`answerDangling`).
+ * The cut falls after the message's entry and the entries written with it, up to the next message,
+ * rewrite or model change: its call's `usage`, the `file_state` of its round, and for a prompt its
+ * turn's `system_prompt` and `envelope`. An answer with tool calls ends the history without their
+ * results, as Claude Code cuts it: the session answers those calls when it starts, as it answers
+ * the calls of a session cut by a crash (`Transcript.answerDangling`), so every `tool_use` is
+ * answered and the model is told the calls did not finish. The `file_state` written after such an
+ * answer is its calls' (they start as it streams): it is not kept, so the file read state is what
+ * it was before them.
  *
  * @since 0.1.0
  */
@@ -25,26 +26,15 @@ import { type CorruptTranscript, MessageNotFound } from "./TranscriptError.js"
 const ends = (entry: TranscriptEntry.Entry): boolean =>
   entry.type === "user" || entry.type === "assistant" || entry.type === "rewrite" || entry.type === "model"
 
-/** Whether `next` is the entry of the tool results of `entry`'s answer (one of them at least). */
-const answers = (entry: TranscriptEntry.Entry, next: TranscriptEntry.Entry | undefined): boolean => {
-  if (entry.type !== "assistant" || next?.type !== "user") return false
-  const uses = new Set(entry.message.toolUses.map((u) => u.id))
-  return uses.size > 0 && next.message.toolResults.some((r) => uses.has(r.tool_use_id))
-}
-
 /**
  * The index of the last entry a cut after the entry at `at` keeps (see the module's doc).
  *
  * @category Cutting
  */
 export const endOfCut = (entries: ReadonlyArray<TranscriptEntry.Entry>, at: number): number => {
-  const runFrom = (i: number) => {
-    let last = i
-    while (last + 1 < entries.length && !ends(entries[last + 1]!)) last++
-    return last
-  }
-  const end = runFrom(at)
-  return answers(entries[at]!, entries[end + 1]) ? runFrom(end + 1) : end
+  let last = at
+  while (last + 1 < entries.length && !ends(entries[last + 1]!)) last++
+  return last
 }
 
 /**
@@ -65,7 +55,10 @@ export const cutAt = (
       new MessageNotFound({ sessionId: loaded.sessionId, uuid, file: loaded.file, ...(entry !== undefined ? { found: entry.type } : {}) })
     )
   }
-  const kept = entries.slice(0, endOfCut(entries, at) + 1)
+  // An answer's tool calls are cut off: the files they read are not read in the fork.
+  const calls = entry.type === "assistant" && entry.message.toolUses.length > 0
+  const after = entries.slice(at + 1, endOfCut(entries, at) + 1).filter((e) => !(calls && e.type === "file_state"))
+  const kept = [...entries.slice(0, at + 1), ...after]
   return Either.map(
     replayEntries(kept, { file: loaded.file, sessionId: loaded.sessionId }),
     (cut) => ({ ...cut, warnings: loaded.warnings })
