@@ -6,7 +6,7 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { FileState, Message, Session, SessionStore, TestModel, Tool, ToolRuntime } from "@keel/core"
+import { FileState, Message, MessageIds, SdkProjection, Session, SessionStore, TestModel, Tool, ToolRuntime } from "@keel/core"
 import type { SdkMessage } from "@keel/core"
 import { Effect, Either, Layer, Ref, Schema } from "effect"
 import * as fs from "node:fs"
@@ -110,6 +110,27 @@ describe("message uuids", () => {
       // The entries' uuids are unique in the file.
       assert.strictEqual(new Set(after.map((e) => e.uuid)).size, after.length)
     }))
+})
+
+describe("message uuids in the projection", () => {
+  it("one message, one uuid: asked again it is the same; results sent one per message give the last part the message's", () => {
+    let n = 0
+    const ids = MessageIds.make(() => `u${++n}`)
+    const stamp: SdkProjection.Stamp = { sessionId: "s", uuid: () => `fresh${++n}`, messageUuid: ids.of, parentToolUseId: null }
+    const results = new Message.UserMessage({
+      content: [ToolRuntime.interruptedResult("a"), ToolRuntime.interruptedResult("b"), ToolRuntime.interruptedResult("c")]
+    })
+    const own = ids.of(results)
+    assert.strictEqual(ids.of(results), own)
+    const parts = SdkProjection.toolResults(results, stamp)
+    assert.strictEqual(parts.length, 3)
+    assert.strictEqual(parts[2]!.uuid, own)
+    assert.isTrue(parts.slice(0, 2).every((p) => p.uuid.startsWith("fresh")))
+    // A loaded message keeps its entry's uuid.
+    const known = new WeakMap([[results, "entry-uuid"]])
+    assert.strictEqual(MessageIds.make(() => "new").of(results), "new")
+    assert.strictEqual(MessageIds.make(() => "new", known as WeakMap<Message.Message, string>).of(results), "entry-uuid")
+  })
 })
 
 describe("resumeSessionAt", () => {
