@@ -55,10 +55,10 @@ export const transcriptOf = (
 
 /**
  * The transcript `options` ask to continue, loaded under its write lock when this session will
- * write it (a resume or continue that is not a fork, {@link isFork}, with `persist`): the lock is taken first, so
- * what is loaded is what the file holds while this session appends to it, and a second writer
- * fails with `SessionLocked` before reading anything. Answers the id it locked (if any), for
- * `Options.locked`.
+ * write it (a resume or continue that is not a fork, see {@link isFork}, with `persist`): the lock
+ * is taken first, so what is loaded is what the file holds while this session appends to it, and a
+ * second writer fails with `SessionLocked` before reading anything. Answers the id it locked (if
+ * any), for `Options.locked`.
  *
  * @category Loading
  */

@@ -38,7 +38,7 @@ import * as Thinking from "../model/Thinking.js"
 import * as StructuredOutputTool from "../output/StructuredOutputTool.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
-import * as Journal from "../record/Journal.js"
+import { carryOver, Journal } from "../record/Journal.js"
 import * as TurnMarks from "../record/TurnMarks.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
 import { ToolRegistry } from "../tool/ToolRegistry.js"
@@ -152,8 +152,9 @@ const firstSession = (
       messageIds
     )
     // A fork cut at a message carries the source's journal over, before this process's lines.
-    const carried = fork && options.resumeSessionAt !== undefined && recorder.file !== undefined
-      ? Journal.carryOver(loaded.file, recorder.file)
+    const file = recorder.file
+    const carried = fork && options.resumeSessionAt !== undefined && file !== undefined
+      ? yield* Effect.sync(() => carryOver(loaded.file, file))
       : undefined
     // A journal kept beside the transcript starts writing now that the session has a file.
     if (recorder.file !== undefined) engine.journal?.attach(recorder.file)
@@ -242,7 +243,7 @@ export function make(options: Options): Effect.Effect<Service, LoadError, Requir
       mentionReader: Mentions.toolReader(options.mentionReader ?? registry.get("Read"), options.cwd, ids.uuid),
       warnedUnpriced: yield* Ref.make<ReadonlySet<string>>(new Set()),
       persist: options.persist !== false,
-      journal: Option.getOrUndefined(yield* Effect.serviceOption(Journal.Journal))
+      journal: Option.getOrUndefined(yield* Effect.serviceOption(Journal))
     }
     const current = yield* Ref.make(yield* firstSession(parts, loaded, locked))
     // SessionEnd when the session closes (bounded by its hooks' timeouts).
