@@ -97,6 +97,10 @@ export const program = (version: string): Command =>
     .option("-r, --resume <sessionId>", "continue a saved session of this folder, by id")
     .option("-c, --continue", "continue the most recently saved session of this folder", false)
     .option("--fork-session", "with --resume or --continue: go on as a new session (new id and file) carrying the history", false)
+    .option(
+      "--resume-session-at <uuid>",
+      "with --resume or --continue and --fork-session: the fork's history ends at this user or assistant message (its uuid)"
+    )
     .option("--session-id <uuid>", "the id of the new session (a UUID not in use)")
     .option("--no-session-persistence", "do not save the session ($KEEL_HOME/projects/...); --resume still reads one")
     .option("--record", "journal every model and tool call beside the session's transcript (<id>.journal; also KEEL_RECORD=1)", false)

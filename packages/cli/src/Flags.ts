@@ -81,6 +81,11 @@ export interface Flags {
   readonly continue: boolean
   /** With `--resume`/`--continue`: go on as a new session (new id and file) carrying the history. */
   readonly forkSession: boolean
+  /**
+   * With `--resume`/`--continue` and `--fork-session`: the uuid of the user or assistant message
+   * the fork's history ends at (`--resume-session-at <uuid>`).
+   */
+  readonly resumeSessionAt: string | undefined
   /** The id of a new session or fork (`--session-id`, a UUID not in use). */
   readonly sessionId: string | undefined
   /** Save the session's transcript (off with `--no-session-persistence`). */
@@ -185,6 +190,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
     resume?: string
     continue: boolean
     forkSession: boolean
+    resumeSessionAt?: string
     sessionId?: string
     sessionPersistence: boolean
     record: boolean
@@ -320,6 +326,7 @@ export const parse = (argv: ReadonlyArray<string>, version: string): Parsed => {
       resume: o.resume,
       continue: o.continue,
       forkSession: o.forkSession,
+      resumeSessionAt: o.resumeSessionAt,
       sessionId: o.sessionId,
       sessionPersistence: o.sessionPersistence,
       record: o.record || process.env.KEEL_RECORD === "1",
@@ -343,8 +350,9 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * What is wrong with the session flags together, if anything: `--resume` and `--continue` pick the
- * session two ways, `--fork-session` needs one of them, `--session-id` names a new session (so with
- * either of them it needs `--fork-session`) and must be a UUID.
+ * session two ways, `--fork-session` needs one of them, `--resume-session-at` needs one of them and
+ * `--fork-session` (the session's own file is never cut), `--session-id` names a new session (so
+ * with either of them it needs `--fork-session`) and must be a UUID.
  *
  * @category Parsing
  */
@@ -352,6 +360,7 @@ export const sessionFlagsError = (o: {
   readonly resume?: string | undefined
   readonly continue: boolean
   readonly forkSession: boolean
+  readonly resumeSessionAt?: string | undefined
   readonly sessionId?: string | undefined
 }): string | undefined => {
   if (o.resume !== undefined && o.continue) {
@@ -359,6 +368,16 @@ export const sessionFlagsError = (o: {
   }
   if (o.resume !== undefined && !/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$/.test(o.resume)) {
     return `--resume needs a session id (letters, digits, '.', '_' and '-'), got ${JSON.stringify(o.resume)}.`
+  }
+  if (o.resumeSessionAt !== undefined) {
+    if (o.resumeSessionAt.trim() === "") return "--resume-session-at needs the uuid of a user or assistant message of the session."
+    if (o.resume === undefined && !o.continue) {
+      return "--resume-session-at needs --resume <id> (or --continue) and --fork-session: it forks the session they pick at that message."
+    }
+    if (!o.forkSession) {
+      return "--resume-session-at needs --fork-session: the history up to that message goes to a new session, " +
+        "the session's own file is never cut (add --fork-session)."
+    }
   }
   if (o.forkSession && o.resume === undefined && !o.continue) {
     return "--fork-session needs --resume <id> or --continue: it forks the session they pick."

@@ -27,7 +27,6 @@ export const REFUSED: ReadonlyArray<{ readonly flag: string; readonly value: "no
   { flag: "--managed-settings", value: "many", why: "Keel has no managed (policy) settings" },
   { flag: "--managed-settings-in-initialize", value: "none", why: "Keel has no managed (policy) settings" },
   { flag: "--session-mirror", value: "none", why: "Keel does not mirror sessions" },
-  { flag: "--resume-session-at", value: "one", why: "Keel resumes a session whole (fork it with --fork-session)" },
   { flag: "--resume-drops-turn", value: "one", why: "Keel resumes a session whole" },
   { flag: "--sdk-url", value: "one", why: "Keel speaks the SDK's protocol over stdin and stdout only" },
   { flag: "--hard-fail", value: "none", why: "Keel's failures already end the run with an error result" },

@@ -65,6 +65,7 @@ const RUNTIME_ERRORS = new Set([
   "MissingCredentials",
   "ApiKeyHelperFailed",
   "SessionNotFound",
+  "MessageNotFound",
   "CorruptTranscript",
   "ForeignTranscript",
   "SessionExists",

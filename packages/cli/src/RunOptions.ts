@@ -30,6 +30,7 @@ export interface Options extends
     | "resume"
     | "continue"
     | "forkSession"
+    | "resumeSessionAt"
     | "sessionId"
     | "sessionPersistence"
     | "effort"

@@ -263,6 +263,7 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       resume: options.resume,
       continue: options.continue,
       forkSession: options.forkSession,
+      resumeSessionAt: options.resumeSessionAt,
       persist: options.sessionPersistence
     }, store)
     if (options.sessionId !== undefined && options.sessionPersistence && (yield* store.exists(cwd, options.sessionId))) {
@@ -282,8 +283,9 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
       ...agents.warnings
     ]
     // A recorded session's journal keeps the results of tool calls a crash cut off from its
-    // transcript, and says whether the crash left a turn open (it runs on: see DurableTurn).
-    const recorded = resumed !== undefined ? RunJournal.recovered(resumed.file) : {}
+    // transcript, and says whether the crash left a turn open (it runs on: see DurableTurn); not
+    // for a fork cut at a message: the calls it cuts off are answered as interrupted, as in Claude Code.
+    const recorded = resumed !== undefined && options.resumeSessionAt === undefined ? RunJournal.recovered(resumed.file) : {}
     if (recorded.warning !== undefined) warnings.push(recorded.warning)
     // What a torn transcript lost (also a `system` warning in the session's output).
     const transcriptWarnings = resumed?.warnings ?? []
@@ -313,6 +315,7 @@ export const openSession = (options: Options): Effect.Effect<Opened, unknown, Se
         : "default",
       fallbackModels: options.fallbackModels ?? (yield* Fallback.modelsConfig),
       forkSession: options.forkSession,
+      resumeSessionAt: options.resumeSessionAt,
       locked,
       sessionId: options.sessionId,
       persist: options.sessionPersistence,

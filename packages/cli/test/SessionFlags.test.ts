@@ -1,6 +1,7 @@
 /**
- * The session flags as parsed: `--resume`/`-r`, `--continue`/`-c`, `--fork-session`, `--session-id`,
- * `--no-session-persistence`, and the combinations that are usage errors.
+ * The session flags as parsed: `--resume`/`-r`, `--continue`/`-c`, `--fork-session`,
+ * `--resume-session-at`, `--session-id`, `--no-session-persistence`, and the combinations that are
+ * usage errors.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { parse } from "../src/Flags.js"
@@ -32,6 +33,10 @@ describe("session flags", () => {
     const fork = flags("--continue", "--fork-session", "--session-id", "123e4567-e89b-12d3-a456-426614174000")
     assert.deepStrictEqual([fork.continue, fork.forkSession, fork.sessionId], [true, true, "123e4567-e89b-12d3-a456-426614174000"])
     assert.isFalse(flags("--no-session-persistence").sessionPersistence)
+    assert.strictEqual(none.resumeSessionAt, undefined)
+    const at = flags("-r", "abc", "--fork-session", "--resume-session-at", "m-1")
+    assert.deepStrictEqual([at.resume, at.forkSession, at.resumeSessionAt], ["abc", true, "m-1"])
+    assert.strictEqual(flags("-c", "--fork-session", "--resume-session-at", "m-1").resumeSessionAt, "m-1")
   })
 
   it("combinations that cannot work are usage errors, each one line", () => {
@@ -41,5 +46,8 @@ describe("session flags", () => {
     assert.match(usage("--session-id", "42"), /^keel: --session-id must be a UUID/)
     assert.match(usage("--resume", "a", "--session-id", "123e4567-e89b-12d3-a456-426614174000"), /needs --fork-session/)
     assert.match(usage("--resume", "a/b"), /^keel: --resume needs a session id/)
+    assert.match(usage("--resume-session-at", "m-1", "--fork-session"), /^keel: --resume-session-at needs --resume <id> \(or --continue\)/)
+    assert.match(usage("-r", "a", "--resume-session-at", "m-1"), /^keel: --resume-session-at needs --fork-session: .*\(add --fork-session\)\.$/)
+    assert.match(usage("-r", "a", "--fork-session", "--resume-session-at", " "), /^keel: --resume-session-at needs the uuid of a user or assistant message/)
   })
 })

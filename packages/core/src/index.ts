@@ -175,6 +175,10 @@ export * as SessionLock from "./session/SessionLock.js"
 export * as Resume from "./session/Resume.js"
 /** Session transcripts, pure: diffing the conversation, replaying a file, repairing a cut one. */
 export * as Transcript from "./session/Transcript.js"
+/** A transcript cut at one of its messages (`resumeSessionAt`): what the session was then, for a fork. */
+export * as TranscriptCut from "./session/TranscriptCut.js"
+/** The uuid of each message of a session: its SDK message's and its transcript entry's. */
+export * as MessageIds from "./session/MessageIds.js"
 /** The entries of a session transcript (one JSON object a line). */
 export * as TranscriptEntry from "./session/TranscriptEntry.js"
 /** What can go wrong with a transcript: corrupt, foreign, not found. */

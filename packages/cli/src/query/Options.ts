@@ -256,6 +256,11 @@ export interface Options extends ThinkingOptions.ThinkingOptions {
   readonly settingSources?: Array<"user" | "project" | "local">
   /** The id of a saved session of `cwd` to continue. */
   readonly resume?: string
+  /**
+   * With `resume` (or `continue`) and `forkSession`: the uuid of the user or assistant message the
+   * fork's history ends at (a message's `uuid` as this session's messages gave it).
+   */
+  readonly resumeSessionAt?: string
   /** The id (a UUID) of the new session, or of the fork. */
   readonly sessionId?: string
   /** Only the servers of `mcpServers`, not those of `.mcp.json`. */
@@ -301,6 +306,7 @@ export const SUPPORTED_OPTIONS: ReadonlyArray<keyof Options> = [
   "permissionMode",
   "persistSession",
   "resume",
+  "resumeSessionAt",
   "settings",
   "settingSources",
   "sessionId",
@@ -400,6 +406,17 @@ export const resolve = (
     if (options.forkSession === true && options.resume === undefined && options.continue !== true) {
       return yield* invalid("forkSession needs resume or continue: it forks the session they pick")
     }
+    if (options.resumeSessionAt !== undefined) {
+      if (typeof options.resumeSessionAt !== "string" || options.resumeSessionAt.trim() === "") {
+        return yield* invalid("resumeSessionAt must be the uuid of a user or assistant message of the session")
+      }
+      if (options.resume === undefined && options.continue !== true) {
+        return yield* invalid("resumeSessionAt needs resume or continue, and forkSession: it forks the session they pick at that message")
+      }
+      if (options.forkSession !== true) {
+        return yield* invalid("resumeSessionAt needs forkSession: the history up to that message goes to a new session (set forkSession: true)")
+      }
+    }
     if (options.sessionId !== undefined && !UUID.test(options.sessionId)) {
       return yield* invalid(`sessionId must be a UUID, got ${JSON.stringify(options.sessionId)}`)
     }
@@ -457,6 +474,7 @@ export const resolve = (
         resume: options.resume,
         continue: options.continue === true,
         forkSession: options.forkSession === true,
+        resumeSessionAt: options.resumeSessionAt,
         sessionId: options.sessionId,
         sessionPersistence: options.persistSession !== false,
         record: (env ?? process.env).KEEL_RECORD === "1",

@@ -66,7 +66,14 @@ export const run = async (arg: string, context: Context): Promise<Outcome> => {
   const id = Number.isInteger(n) && n >= 1 && n <= sessions.length ? sessions[n - 1]!.sessionId : arg
   const nextScope = await runtime.runPromise(Scope.make())
   const next = await runtime.runPromiseExit(
-    Runtime.openSession({ ...context.options, resume: id, continue: false, forkSession: false, sessionId: undefined }).pipe(
+    Runtime.openSession({
+      ...context.options,
+      resume: id,
+      continue: false,
+      forkSession: false,
+      resumeSessionAt: undefined,
+      sessionId: undefined
+    }).pipe(
       Scope.extend(nextScope)
     )
   )

@@ -66,9 +66,12 @@ export const parseServe = (argv: ReadonlyArray<string>, version: string): Parsed
   if (flags.print || flags.prompt !== undefined) {
     return usage(`takes no prompt and no -p: prompts come as turn.start requests (got ${JSON.stringify(cmd.args)}).`)
   }
-  if (flags.resume !== undefined || flags.continue || flags.forkSession || flags.sessionId !== undefined) {
+  if (
+    flags.resume !== undefined || flags.continue || flags.forkSession || flags.resumeSessionAt !== undefined ||
+    flags.sessionId !== undefined
+  ) {
     return usage(
-      "--resume, --continue, --fork-session and --session-id are per session: give them to session.start " +
+      "--resume, --continue, --fork-session, --resume-session-at and --session-id are per session: give them to session.start " +
         "(resume, continue, forkSession, sessionId)."
     )
   }

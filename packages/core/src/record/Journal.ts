@@ -23,7 +23,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { closeSync, existsSync, mkdirSync, openSync, writeSync } from "node:fs"
+import { closeSync, constants, copyFileSync, existsSync, mkdirSync, openSync, writeSync } from "node:fs"
 import { dirname } from "node:path"
 import * as JournalEntry from "./JournalEntry.js"
 
@@ -48,6 +48,29 @@ export class Journal extends Context.Tag("@keel/core/Journal")<Journal, Service>
 
 /** The journal file of a transcript: `<session id>.journal` beside `<session id>.jsonl`. @category Files */
 export const fileOf = (transcriptFile: string): string => transcriptFile.replace(/\.jsonl$/, "") + ".journal"
+
+/**
+ * Carries the journal of transcript `from` over to transcript `to` (a fork cut at a message, see
+ * `TranscriptCut`): a copy of the whole source journal, so the fork's recording starts with what
+ * its history was recorded from; its own process appends after it (a new header first). Nothing
+ * when `from` has no journal or `to` already has one. Answers a warning for people when the copy
+ * failed (the fork goes on without it).
+ *
+ * @category Files
+ */
+export const carryOver = (from: string, to: string): string | undefined => {
+  const source = fileOf(from)
+  const target = fileOf(to)
+  try {
+    if (!existsSync(source)) return undefined
+    mkdirSync(dirname(target), { recursive: true })
+    copyFileSync(source, target, constants.COPYFILE_EXCL)
+    return undefined
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") return undefined
+    return `the journal ${source} could not be carried over to ${target} (${(e as Error).message}); the fork's recording starts without it`
+  }
+}
 
 /** What a recorded run was: its command line and working directory (see `JournalEntry.Header`). @category Models */
 export interface Run {

@@ -26,6 +26,7 @@ import type { ToolRegistry } from "../tool/ToolRegistry.js"
 import type { ToolRuntime } from "../tool/ToolRuntime.js"
 import type { Pipeline } from "../turn/Pipeline.js"
 import * as Cost from "./Cost.js"
+import * as MessageIds from "./MessageIds.js"
 import * as Pricing from "./Pricing.js"
 import type * as SdkMessage from "./SdkMessage.js"
 import * as SdkProjection from "./SdkProjection.js"
@@ -70,6 +71,8 @@ export interface Current {
   readonly prompt: Effect.Effect<TurnEnvelope.Prepared>
   /** The last turn's envelope (a resumed transcript's last, until this session's first turn). */
   readonly envelope: Ref.Ref<TurnEnvelope.TurnEnvelope | undefined>
+  /** The uuid of each of its messages: its SDK message's and its transcript entry's. */
+  readonly messageIds: MessageIds.MessageIds
 }
 
 /** What the parts of a session share. @category Models */
@@ -114,6 +117,7 @@ export interface Engine {
 export const stampOf = (engine: Engine, current: Current): SdkProjection.Stamp => ({
   sessionId: current.id,
   uuid: engine.ids.uuid,
+  messageUuid: current.messageIds.of,
   parentToolUseId: null
 })
 
@@ -121,13 +125,19 @@ export const stampOf = (engine: Engine, current: Current): SdkProjection.Stamp =
 export const transcriptPathOf = (engine: Pick<Engine, "store" | "persist" | "options">, current: Current): string | undefined =>
   engine.persist ? engine.store.fileOf(engine.options.cwd, current.id) : undefined
 
-/** A recorder for session `id` (continuing `continues`, or a new file saying where it came from). @category Constructors */
+/**
+ * A recorder for session `id` (continuing `continues`, or a new file saying where it came from),
+ * its messages' entries carrying their `messageIds` uuids.
+ *
+ * @category Constructors
+ */
 export const recorderFor = (
   engine: Pick<Engine, "store" | "persist" | "options" | "model" | "ids">,
   state: SessionState.Service,
   id: string,
   continues: Transcript.Loaded | undefined,
-  origin: TranscriptRecorder.Options["origin"]
+  origin: TranscriptRecorder.Options["origin"],
+  messageIds: MessageIds.MessageIds
 ): Effect.Effect<TranscriptRecorder.Recorder> =>
   engine.persist
     ? TranscriptRecorder.make({
@@ -138,7 +148,8 @@ export const recorderFor = (
       primaryModel: Ref.get(engine.model),
       continues,
       origin,
-      uuid: engine.ids.uuid
+      uuid: engine.ids.uuid,
+      messageUuid: messageIds.of
     })
     : Effect.succeed(TranscriptRecorder.disabled)
 
@@ -165,7 +176,8 @@ export const cleared = (engine: Engine, previous: Current): Effect.Effect<Curren
   Effect.gen(function*() {
     const id = engine.ids.uuid()
     const state = yield* SessionState.make(id)
-    const recorder = yield* recorderFor(engine, state, id, undefined, { source: "clear", from: previous.id })
+    const messageIds = MessageIds.make(engine.ids.uuid)
+    const recorder = yield* recorderFor(engine, state, id, undefined, { source: "clear", from: previous.id }, messageIds)
     return {
       id,
       state,
@@ -175,7 +187,8 @@ export const cleared = (engine: Engine, previous: Current): Effect.Effect<Curren
       notices: [],
       // A new session: its context is assembled afresh (git, instruction files, the date as they are now).
       prompt: yield* promptFor(engine),
-      envelope: yield* Ref.make<TurnEnvelope.TurnEnvelope | undefined>(undefined)
+      envelope: yield* Ref.make<TurnEnvelope.TurnEnvelope | undefined>(undefined),
+      messageIds
     }
   })
 

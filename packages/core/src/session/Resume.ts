@@ -12,13 +12,42 @@ import type { Options } from "./SessionOptions.js"
 import type * as SessionState from "./SessionState.js"
 import * as SessionStore from "./SessionStore.js"
 import type * as Transcript from "./Transcript.js"
+import * as TranscriptCut from "./TranscriptCut.js"
 import { type LoadError, SessionNotFound } from "./TranscriptError.js"
 
-/** The transcript `options` ask to continue, if any, from `store`. @category Loading */
+/** Whether `options` make the session a fork: `forkSession`, or a resume cut at a message. @category Loading */
+export const isFork = (options: Pick<Options, "forkSession" | "resumeSessionAt">): boolean =>
+  options.forkSession === true || options.resumeSessionAt !== undefined
+
+/** Session `sessionId`'s transcript, cut after its message `at` (see `TranscriptCut`). */
+const cutTranscript = (
+  store: SessionStore.Service,
+  cwd: string,
+  sessionId: string,
+  at: string
+): Effect.Effect<Transcript.Loaded, LoadError> =>
+  Effect.flatMap(store.loadEntries(cwd, sessionId), (decoded) => TranscriptCut.cutAt(decoded, at))
+
+/**
+ * The transcript `options` ask to continue, if any, from `store`; cut at `resumeSessionAt` when
+ * given (a transcript passed loaded is read again from `store`, for its entries).
+ *
+ * @category Loading
+ */
 export const transcriptOf = (
-  options: Pick<Options, "resume" | "continue" | "cwd">,
+  options: Pick<Options, "resume" | "continue" | "cwd" | "resumeSessionAt">,
   store: SessionStore.Service
 ): Effect.Effect<Transcript.Loaded | undefined, LoadError> => {
+  const at = options.resumeSessionAt
+  if (at !== undefined) {
+    const { cwd, resume } = options
+    if (resume !== undefined) return cutTranscript(store, cwd, typeof resume === "object" ? resume.sessionId : resume, at)
+    if (options.continue !== true) return Effect.succeed(undefined)
+    return Effect.flatMap(store.latest(cwd), (latest) =>
+      Option.isNone(latest)
+        ? Effect.fail(new SessionNotFound({ cwd, directory: store.directory(cwd), known: [] }))
+        : cutTranscript(store, cwd, latest.value.sessionId, at))
+  }
   if (typeof options.resume === "object") return Effect.succeed(options.resume)
   if (options.resume !== undefined) return store.load(options.cwd, options.resume)
   return options.continue === true ? SessionStore.loadLatest(store, options.cwd) : Effect.succeed(undefined)
@@ -26,19 +55,19 @@ export const transcriptOf = (
 
 /**
  * The transcript `options` ask to continue, loaded under its write lock when this session will
- * write it (a resume or continue that is not a fork, with `persist`): the lock is taken first, so
- * what is loaded is what the file holds while this session appends to it, and a second writer
- * fails with `SessionLocked` before reading anything. Answers the id it locked (if any), for
- * `Options.locked`.
+ * write it (a resume or continue that is not a fork, see {@link isFork}, with `persist`): the lock
+ * is taken first, so what is loaded is what the file holds while this session appends to it, and a
+ * second writer fails with `SessionLocked` before reading anything. Answers the id it locked (if
+ * any), for `Options.locked`.
  *
  * @category Loading
  */
 export const lockedTranscriptOf = (
-  options: Pick<Options, "resume" | "continue" | "cwd" | "forkSession" | "persist" | "locked">,
+  options: Pick<Options, "resume" | "continue" | "cwd" | "forkSession" | "resumeSessionAt" | "persist" | "locked">,
   store: SessionStore.Service
 ): Effect.Effect<{ readonly loaded: Transcript.Loaded | undefined; readonly locked: string | undefined }, LoadError, Scope.Scope> =>
   Effect.gen(function*() {
-    const writes = options.persist !== false && options.forkSession !== true
+    const writes = options.persist !== false && !isFork(options)
     const { cwd, resume } = options
     const lockAndLoad = (id: string) =>
       Effect.gen(function*() {

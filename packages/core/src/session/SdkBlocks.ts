@@ -4,7 +4,7 @@
  * each block as its own item and keys them by that id. The kernel's projection gives whole answers
  * (the transcript and in-process consumers keep them whole); this splits one for printing. Each part
  * keeps the answer's usage and stop reason (a host counts usage once per `message.id`); the first
- * keeps its uuid, the others get new ones.
+ * keeps its uuid (the answer's transcript entry's, see `MessageIds`), the others get new ones.
  *
  * @since 0.1.0
  */

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { type AssistantMessage, type ToolResultBlock, toParam, UserMessage } from "../message/Message.js"
+import { type AssistantMessage, type Message, type ToolResultBlock, toParam, UserMessage } from "../message/Message.js"
 import { category, describe, statusOf } from "../model/ModelError.js"
 import type { ModelNotice } from "../model/ModelNotice.js"
 import type { ToolEvent } from "../tool/ToolEvent.js"
@@ -20,6 +20,11 @@ export interface Stamp {
   readonly sessionId: string
   /** A new message id (the session's `Ids`). */
   readonly uuid: () => string
+  /**
+   * The uuid of a message of the conversation (a prompt, an answer, tool results): its transcript
+   * entry's (see `MessageIds`); default a new one.
+   */
+  readonly messageUuid?: ((message: Message) => string) | undefined
   /** The tool call whose subagent these messages are from (`null` for the session's own). */
   readonly parentToolUseId: string | null
 }
@@ -142,12 +147,25 @@ export const warning = (content: string, stamp: Stamp): SdkMessage.Informational
   session_id: stamp.sessionId
 })
 
-/** The `user` message for a message of the conversation (a prompt, tool results, a note). @category Conversions */
-export const user = (message: UserMessage, stamp: Stamp, options: { readonly synthetic?: boolean } = {}): SdkMessage.User => ({
+/** The uuid of `message`'s SDK message: its transcript entry's when the stamp knows it. @category Conversions */
+export const uuidOf = (message: Message, stamp: Stamp): string =>
+  stamp.messageUuid !== undefined ? stamp.messageUuid(message) : stamp.uuid()
+
+/**
+ * The `user` message for a message of the conversation (a prompt, tool results, a note), with the
+ * uuid of its entry (`options.uuid` when it is part of a message: see {@link toolResults}).
+ *
+ * @category Conversions
+ */
+export const user = (
+  message: UserMessage,
+  stamp: Stamp,
+  options: { readonly synthetic?: boolean; readonly uuid?: string } = {}
+): SdkMessage.User => ({
   type: "user",
   message: toParam(message),
   ...(options.synthetic === true ? { isSynthetic: true } : {}),
-  uuid: stamp.uuid(),
+  uuid: options.uuid ?? uuidOf(message, stamp),
   session_id: stamp.sessionId,
   parent_tool_use_id: stamp.parentToolUseId
 })
@@ -227,7 +245,9 @@ export const permissionDenied = (
 /**
  * The `user` messages of tool results, one per result as Claude Code sends them, each with its
  * call's structured result as `tool_use_result` (when the call gave one). A message with several
- * results and other blocks besides (a memory note) goes whole, without `tool_use_result`.
+ * results and other blocks besides (a memory note) goes whole, without `tool_use_result`. The
+ * results are one transcript entry: the last of them carries its uuid (a cut there keeps them all),
+ * the others new ones.
  *
  * @category Conversions
  */
@@ -238,7 +258,13 @@ export const toolResults = (message: UserMessage, stamp: Stamp): Array<SdkMessag
   if (results.length === 1) return [withResult(user(message, stamp), results[0]!)]
   if (results.length === 0 || results.length !== message.content.length) return [user(message, stamp)]
   // each block is already an instance (validated when made): its one-block message is not validated again
-  return results.map((block) => withResult(user(new UserMessage({ content: [block] }, true), stamp), block))
+  const last = results.length - 1
+  return results.map((block, i) =>
+    withResult(
+      user(new UserMessage({ content: [block] }, true), stamp, i === last ? { uuid: uuidOf(message, stamp) } : { uuid: stamp.uuid() }),
+      block
+    )
+  )
 }
 
 /** A nested call's messages: a subagent's prompt, answers, tool results and progress (nothing else of its turn). */
@@ -290,7 +316,7 @@ export const turnEvent = (
       out.push({
         type: "assistant",
         message: apiMessage(event.message, model, u === undefined ? zeroTokens : fromResponse(u)),
-        uuid: stamp.uuid(),
+        uuid: uuidOf(event.message, stamp),
         session_id: stamp.sessionId,
         parent_tool_use_id: stamp.parentToolUseId
       })

@@ -39,7 +39,7 @@ import * as StructuredOutputTool from "../output/StructuredOutputTool.js"
 import { Permissions } from "../permission/Permissions.js"
 import { ContextAssembly } from "../prompt/ContextAssembly.js"
 import * as DurableTurn from "../record/DurableTurn.js"
-import { Journal } from "../record/Journal.js"
+import { carryOver, Journal } from "../record/Journal.js"
 import * as RecordedResults from "../record/RecordedResults.js"
 import * as TurnMarks from "../record/TurnMarks.js"
 import type * as SystemPrompt from "../prompt/SystemPrompt.js"
@@ -48,6 +48,7 @@ import { ToolRuntime } from "../tool/ToolRuntime.js"
 import { Pipeline } from "../turn/Pipeline.js"
 import * as CommandRunner from "./CommandRunner.js"
 import { type Current, type Engine, promptFor, recorderFor, type Requirements, type TurnServices } from "./Engine.js"
+import * as MessageIds from "./MessageIds.js"
 import * as Pricing from "./Pricing.js"
 import * as Resume from "./Resume.js"
 import type * as SdkMessage from "./SdkMessage.js"
@@ -131,7 +132,7 @@ const firstSession = (
 ): Effect.Effect<Current, LoadError, Scope.Scope> =>
   Effect.gen(function*() {
     const { options } = engine
-    const fork = loaded !== undefined && options.forkSession === true
+    const fork = loaded !== undefined && Resume.isFork(options)
     const id = loaded !== undefined && !fork ? loaded.sessionId : options.sessionId ?? engine.ids.uuid()
     // One writer per session: the session this one writes is locked for its life (unless already).
     // A new file's lock that cannot be made is not fatal: nothing else can be writing a file that
@@ -148,13 +149,20 @@ const firstSession = (
     if (loaded !== undefined) yield* Resume.restore(state, loaded)
     // The turn the crash left open runs on when the runtime resumes (a fork starts its own turns).
     if (loaded !== undefined && recovered?.openTurn === true && !fork) yield* Ref.set(state.openTurn, DurableTurn.continuation(loaded.messages))
+    const messageIds = MessageIds.make(engine.ids.uuid, loaded?.uuids)
     const recorder = yield* recorderFor(
       engine,
       state,
       id,
       fork ? undefined : loaded,
-      fork ? { source: "fork", from: loaded.sessionId } : undefined
+      fork ? { source: "fork", from: loaded.sessionId } : undefined,
+      messageIds
     )
+    // A fork cut at a message carries the source's journal over, before this process's lines.
+    const file = recorder.file
+    const carried = fork && options.resumeSessionAt !== undefined && file !== undefined
+      ? yield* Effect.sync(() => carryOver(loaded.file, file))
+      : undefined
     // A journal kept beside the transcript starts writing now that the session has a file.
     if (recorder.file !== undefined) engine.journal?.attach(recorder.file)
     const init: SdkMessage.SystemInit = {
@@ -182,10 +190,11 @@ const firstSession = (
       recorder,
       init,
       opened: false,
-      notices: loaded?.warnings ?? [],
+      notices: [...(loaded?.warnings ?? []), ...(carried !== undefined ? [carried] : [])],
       // A resumed session (or a fork) sends the prompt and context its transcript's last turn sent.
       prompt: yield* promptFor(engine, (loaded !== undefined ? TurnEnvelope.recordedOf(loaded) : undefined) ?? options.recordedPrompt),
-      envelope: yield* Ref.make(loaded?.envelopes.at(-1))
+      envelope: yield* Ref.make(loaded?.envelopes.at(-1)),
+      messageIds
     }
   })
 

@@ -69,6 +69,15 @@ export interface Options {
   /** With `resume` or `continue`: a new session (`sessionId`, or a new id) carrying the history, in a new file. */
   readonly forkSession?: boolean | undefined
   /**
+   * With `resume` or `continue`: the uuid of one of the session's `user` or `assistant` messages
+   * (as its SDK messages and transcript entries carry it), the history to end at (Agent SDK
+   * `resumeSessionAt`). The session is a fork (as with `forkSession`) of the transcript cut after
+   * that message (`TranscriptCut`: totals, file read state and envelopes as they were then; an
+   * answer's tool calls answered as interrupted, not with their later results, as Claude Code
+   * does); a uuid that is no such message fails with `MessageNotFound`, nothing written.
+   */
+  readonly resumeSessionAt?: string | undefined
+  /**
    * The id of a session whose write lock the caller already holds in the session's scope (taken
    * with `SessionStore.lock` before it loaded `resume`; see `Resume.lockedTranscriptOf`). Any other
    * session this one writes is locked by the session itself.

@@ -63,6 +63,8 @@ export interface Loaded {
   readonly envelopes: ReadonlyArray<TurnEnvelope.TurnEnvelope>
   /** The system prompts the file stores, by sha256: what envelopes name. */
   readonly prompts: ReadonlyMap<string, TurnEnvelope.SystemPromptRecord>
+  /** The uuid of each message's `user`/`assistant` entry (a message a rewrite wrote inline has none). */
+  readonly uuids: WeakMap<Message, string>
 }
 
 /** The text of a prompt (a user message without tool results), if it is one. @category Accessors */
@@ -117,6 +119,7 @@ interface Replay {
   readonly actions: Array<Action.Event>
   readonly envelopes: Array<TurnEnvelope.TurnEnvelope>
   readonly prompts: Map<string, TurnEnvelope.SystemPromptRecord>
+  readonly uuids: WeakMap<Message, string>
   readonly warnings: Array<string>
   validBytes: number
   truncated: boolean
@@ -129,6 +132,7 @@ const apply = (replay: Replay, entry: TranscriptEntry.Entry): Either.Either<void
     case "user":
     case "assistant":
       replay.messages.push(entry.message)
+      replay.uuids.set(entry.message, entry.uuid)
       if (replay.firstPrompt === undefined) replay.firstPrompt = promptText(entry.message)
       break
     case "rewrite": {
@@ -239,6 +243,73 @@ export const parseEntries = (
   return Either.map(replayBytes(bytes, options, collect), (loaded) => ({ loaded, ...collect }))
 }
 
+/** A replay before the first entry. */
+const emptyReplay = (): Replay => ({
+  messages: [],
+  usage: undefined,
+  fileState: new Map(),
+  model: undefined,
+  lastModel: undefined,
+  lastUuid: null,
+  entries: 0,
+  origin: undefined,
+  firstPrompt: undefined,
+  goal: undefined,
+  queued: [],
+  actions: [],
+  envelopes: [],
+  prompts: new Map(),
+  uuids: new WeakMap(),
+  warnings: [],
+  validBytes: 0,
+  truncated: false,
+  missingNewline: false
+})
+
+/** What a finished replay made of session `sessionId`'s file. */
+const loadedOf = (replay: Replay, options: { readonly file: string; readonly sessionId: string }): Loaded => ({
+  sessionId: options.sessionId,
+  file: options.file,
+  messages: replay.messages,
+  usage: new Map(Object.entries(replay.usage ?? {})),
+  fileState: replay.fileState,
+  model: replay.model,
+  lastModel: replay.lastModel,
+  lastUuid: replay.lastUuid,
+  entries: replay.entries,
+  warnings: replay.warnings,
+  origin: replay.origin,
+  firstPrompt: replay.firstPrompt,
+  goal: replay.goal,
+  queued: replay.queued,
+  actions: replay.actions,
+  envelopes: replay.envelopes,
+  prompts: replay.prompts,
+  uuids: replay.uuids,
+  tail: { validBytes: replay.validBytes, truncated: replay.truncated, missingNewline: replay.missingNewline }
+})
+
+/**
+ * Replays entries already decoded and chained (some of a `Decoded`'s, in order): what the file would
+ * load as if it held only them. Its `tail` is meaningless (no bytes were read): a transcript made
+ * this way is for a new session to start from, never one to continue.
+ *
+ * @category Parsing
+ */
+export const replayEntries = (
+  entries: ReadonlyArray<TranscriptEntry.Entry>,
+  options: { readonly file: string; readonly sessionId: string }
+): Either.Either<Loaded, CorruptTranscript> => {
+  const replay = emptyReplay()
+  for (const [i, entry] of entries.entries()) {
+    const applied = apply(replay, entry)
+    if (Either.isLeft(applied)) return Either.left(new CorruptTranscript({ file: options.file, line: i + 1, reason: applied.left.reason }))
+    replay.lastUuid = entry.uuid
+    replay.entries++
+  }
+  return Either.right(loadedOf(replay, options))
+}
+
 /** Replays a file's bytes (see {@link parse}), pushing each entry that replayed onto `collect` when given. */
 const replayBytes = (
   bytes: Uint8Array,
@@ -246,26 +317,7 @@ const replayBytes = (
   collect: Collect | undefined
 ): Either.Either<Loaded, CorruptTranscript | ForeignTranscript> => {
   const { file, sessionId } = options
-  const replay: Replay = {
-    messages: [],
-    usage: undefined,
-    fileState: new Map(),
-    model: undefined,
-    lastModel: undefined,
-    lastUuid: null,
-    entries: 0,
-    origin: undefined,
-    firstPrompt: undefined,
-    goal: undefined,
-    queued: [],
-    actions: [],
-    envelopes: [],
-    prompts: new Map(),
-    warnings: [],
-    validBytes: 0,
-    truncated: false,
-    missingNewline: false
-  }
+  const replay = emptyReplay()
   const rejected = (line: number, { foreign, reason }: Rejection) =>
     Either.left(foreign ? new ForeignTranscript({ file, line, reason }) : new CorruptTranscript({ file, line, reason }))
 
@@ -341,24 +393,5 @@ const replayBytes = (
         `(keel doctor ${sessionId} repairs the file, keeping the original)`
     )
   }
-  return Either.right({
-    sessionId,
-    file,
-    messages: replay.messages,
-    usage: new Map(Object.entries(replay.usage ?? {})),
-    fileState: replay.fileState,
-    model: replay.model,
-    lastModel: replay.lastModel,
-    lastUuid: replay.lastUuid,
-    entries: replay.entries,
-    warnings: replay.warnings,
-    origin: replay.origin,
-    firstPrompt: replay.firstPrompt,
-    goal: replay.goal,
-    queued: replay.queued,
-    actions: replay.actions,
-    envelopes: replay.envelopes,
-    prompts: replay.prompts,
-    tail: { validBytes: replay.validBytes, truncated: replay.truncated, missingNewline: replay.missingNewline }
-  })
+  return Either.right(loadedOf(replay, options))
 }

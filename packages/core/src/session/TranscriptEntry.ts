@@ -6,7 +6,8 @@
  * `timestamp`, `cwd`) and Keel's format `version` (a number, where Claude Code writes its program
  * version as a string: that is how a foreign file is told apart). `parentUuid` is the previous
  * entry's `uuid`, `null` for the first: the entries form one chain, and a break in it (two writers,
- * a spliced file) is detected on load.
+ * a spliced file) is detected on load. A `user` or `assistant` entry's `uuid` is the uuid of the SDK
+ * message that reported it (`MessageIds`), as in Claude Code: `resumeSessionAt` names one.
  *
  * The conversation is rebuilt from the entries in order:
  * - `user` / `assistant`: a message appended to the conversation, in the API's shape (`role`,

@@ -122,5 +122,30 @@ export class TranscriptIoError extends Schema.TaggedError<TranscriptIoError>("@k
   }
 }
 
+/**
+ * The message a session is to be resumed at (`resumeSessionAt`, `--resume-session-at`) is not one
+ * of its `user` or `assistant` messages: no entry of its transcript has that uuid (`found` absent),
+ * or the entry that has it is not a message (`found`: its type).
+ *
+ * @category Errors
+ */
+export class MessageNotFound extends Schema.TaggedError<MessageNotFound>("@keel/core/MessageNotFound")(
+  "MessageNotFound",
+  { sessionId: Schema.String, uuid: Schema.String, file: Schema.String, found: Schema.optional(Schema.String) }
+) {
+  /** One line: what was asked, what the transcript holds, and what to pass instead. */
+  override get message(): string {
+    const what = this.found === undefined ? "no entry with that uuid" : `a ${this.found} entry with that uuid, not a message`
+    return `session ${this.sessionId} has no user or assistant message ${this.uuid} (${this.file} has ${what}); ` +
+      `pass the uuid of one of its user or assistant messages, as its stream-json output (--output-format stream-json --verbose) or its .jsonl entries give it; nothing was written`
+  }
+}
+
 /** Everything loading a transcript can fail with. @category Errors */
-export type LoadError = SessionNotFound | CorruptTranscript | ForeignTranscript | TranscriptIoError | SessionLocked
+export type LoadError =
+  | SessionNotFound
+  | CorruptTranscript
+  | ForeignTranscript
+  | TranscriptIoError
+  | SessionLocked
+  | MessageNotFound

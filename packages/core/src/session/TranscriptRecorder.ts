@@ -87,6 +87,8 @@ export interface Options {
   readonly origin?: { readonly source: "fork" | "clear"; readonly from: string } | undefined
   /** A new entry id (the session's `Ids`). */
   readonly uuid: () => string
+  /** The uuid of a message's entry, its SDK message's too (`MessageIds`); default a new one. */
+  readonly messageUuid?: ((message: Message) => string) | undefined
 }
 
 /**
@@ -243,17 +245,21 @@ const batch = (options: Options, recorder: State): Effect.Effect<Batch> =>
     }
   })
 
-/** `payloads` as entries: each with a new uuid, chained to the previous one from `parent` on. */
+/** `payloads` as entries chained from `parent`: a message not in `written` with its `messageUuid`, others a new uuid. */
 const stamp = (
   options: Options,
   payloads: ReadonlyArray<TranscriptEntry.Payload>,
   parent: string | null,
-  timestamp: string
+  timestamp: string,
+  written: WeakMap<Message, string>
 ): { readonly entries: ReadonlyArray<TranscriptEntry.Entry>; readonly lastUuid: string | null } => {
   const { cwd, sessionId } = options
   let previous = parent
   const entries = payloads.map((payload) => {
-    const uuid = options.uuid()
+    const uuid = (payload.type === "user" || payload.type === "assistant") && options.messageUuid !== undefined &&
+        !written.has(payload.message)
+      ? options.messageUuid(payload.message)
+      : options.uuid()
     const entry = {
       ...payload,
       uuid,
@@ -309,9 +315,9 @@ const write = (options: Options, recorder: State): Effect.Effect<void, Transcrip
     const turns = recorder.turns.slice()
     if (next.out.length === 0 && turns.length === 0) return
     const timestamp = new Date(yield* Clock.currentTimeMillis).toISOString()
-    const changes = stamp(options, next.out, recorder.lastUuid, timestamp)
+    const changes = stamp(options, next.out, recorder.lastUuid, timestamp, recorder.uuids)
     const written = messageUuids(changes.entries)
-    const turnEntries = stamp(options, turnPayloads(recorder, turns, written), changes.lastUuid, timestamp)
+    const turnEntries = stamp(options, turnPayloads(recorder, turns, written), changes.lastUuid, timestamp, recorder.uuids)
     const entries = [...changes.entries, ...turnEntries.entries]
     const lastUuid = turnEntries.lastUuid
     if (recorder.tail?.truncated === true && continues !== undefined) yield* store.cutTail(cwd, continues)
