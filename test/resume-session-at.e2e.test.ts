@@ -122,8 +122,17 @@ describe("keel --resume-session-at", { timeout: 120_000 }, () => {
     assert.deepStrictEqual(fs.readFileSync(source), sourceBytes)
     const forkEntries = entries(at, result.session_id)
     assert.deepStrictEqual(forkEntries[0], { ...forkEntries[0], type: "origin", source: "fork", from: sessionId })
-    // The source's journal, carried over whole (this run did not record: nothing after it).
-    assert.strictEqual(fs.readFileSync(Journal.fileOf(fileOf(at, result.session_id)), "utf8"), sourceJournal)
+    // The source's journal, carried over whole; the fork goes on being recorded after it (a
+    // recorded session stays recorded), its own run under a header of its own.
+    const forkJournal = fs.readFileSync(Journal.fileOf(fileOf(at, result.session_id)), "utf8")
+    assert.isTrue(forkJournal.startsWith(sourceJournal))
+    const after = forkJournal.slice(sourceJournal.length).split("\n").filter((l) => l !== "").map((l) => JSON.parse(l))
+    assert.deepStrictEqual(after.map((e) => e.type).filter((t) => t === "journal" || t === "turn_start" || t === "turn_end"), [
+      "journal",
+      "turn_start",
+      "turn_end"
+    ])
+    assert.strictEqual(after.find((e) => e.type === "turn_start").prompt, "next")
   })
 
   it("forks at an answer with a tool call: the call is answered as interrupted, not with its recorded result", async () => {
