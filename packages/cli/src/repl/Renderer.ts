@@ -92,6 +92,8 @@ export class Renderer {
   /** Whether a tool's progress holds the live status (the working line waits for its result). */
   private toolShown = false
   private stopTicking: (() => void) | undefined = undefined
+  /** The live status as last drawn (not drawn again while it reads the same). */
+  private liveStatus: string | undefined = undefined
 
   constructor(private readonly options: Options) {}
 
@@ -196,7 +198,7 @@ export class Renderer {
 
   private progress(text: string): void {
     if (!this.options.out.isTTY) return
-    if (this.options.out.live !== undefined) return this.options.out.live.status(text)
+    if (this.options.out.live !== undefined) return this.setLiveStatus(text)
     this.endAnswer()
     if (!this.atLineStart && !this.transient) this.write("\n")
     this.write(`\r\x1b[2K${text}`)
@@ -219,13 +221,18 @@ export class Renderer {
 
   /** Draws the live status: a retry's countdown while it waits, else the working line (unless a tool's progress shows). */
   private showStatus(): void {
-    const { live } = this.options.out
-    if (live === undefined || this.turn === undefined) return
+    if (this.options.out.live === undefined || this.turn === undefined) return
     const now = this.options.now()
     const countdown = this.retry === undefined ? undefined : Working.countdown(this.retry, now)
-    if (countdown !== undefined) return live.status(this.options.style.yellow(`  ${countdown}`))
+    if (countdown !== undefined) return this.setLiveStatus(this.options.style.yellow(`  ${countdown}`))
     this.retry = undefined
-    if (!this.toolShown) live.status(this.options.style.dim(Working.line(this.turn, now)))
+    if (!this.toolShown) this.setLiveStatus(this.options.style.dim(Working.line(this.turn, now)))
+  }
+
+  private setLiveStatus(text: string | undefined): void {
+    if (text === this.liveStatus) return
+    this.liveStatus = text
+    this.options.out.live?.status(text)
   }
 
   /** The turn is over: the working indicator goes (live area only; elsewhere the next write replaces it). */
@@ -235,6 +242,7 @@ export class Renderer {
     this.turn = undefined
     this.retry = undefined
     this.toolShown = false
+    this.liveStatus = undefined
     this.options.out.live?.status(undefined)
   }
 

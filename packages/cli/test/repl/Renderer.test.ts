@@ -196,7 +196,6 @@ describe("Renderer", () => {
       "✻ working… 1 s · ↓ 2 tokens · Esc or Ctrl+C to interrupt",
       "✻ working… 2 s · ↓ 2 tokens · Esc or Ctrl+C to interrupt",
       "✻ working… 2 s · ↓ 40 tokens · Esc or Ctrl+C to interrupt",
-      "✻ working… 2 s · ↓ 40 tokens · Esc or Ctrl+C to interrupt",
       "✻ working… 1 m 02 s · ↓ 40 tokens · Esc or Ctrl+C to interrupt"
     ])
     r.idle()
