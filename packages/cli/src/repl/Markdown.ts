@@ -1,6 +1,7 @@
 /**
  * Markdown for the terminal, as the answer streams: each complete line is rendered as soon as its
- * newline arrives (headings, lists, emphasis, inline code, links by marked + marked-terminal), code
+ * newline arrives (headings as their text alone, bold, without their `#` markers; lists, emphasis,
+ * inline code, links, tables drawn with box characters, by marked + marked-terminal), code
  * blocks line by line with syntax highlighting (cli-highlight, the highlighter marked-terminal
  * uses) and without their fences, tables once their last row is in. Without colours the same
  * layout comes out as plain text.
@@ -15,10 +16,34 @@ import { stripVTControlCharacters } from "node:util"
 /** Renders one block of Markdown (a line, or a table) to terminal text, without trailing newlines. @category Models */
 export type BlockRenderer = (markdown: string) => string
 
+/** The escapes a heading of `depth` is drawn with: bold, and underlined for the first two levels. */
+const headingStyle = (depth: number): readonly [string, string] =>
+  depth <= 2 ? ["\x1b[1m\x1b[4m", "\x1b[24m\x1b[22m"] : ["\x1b[1m", "\x1b[22m"]
+
+/**
+ * Headings as their text alone on its line, without the `#` markers marked-terminal writes (its
+ * `showSectionPrefix` also keeps only two styles: the first level and the rest).
+ */
+const headings: MarkedExtension = {
+  renderer: {
+    heading(token) {
+      const [open, close] = headingStyle(token.depth)
+      return `${open}${this.parser.parseInline(token.tokens)}${close}\n\n`
+    }
+  }
+}
+
 /** A renderer over marked + marked-terminal; without `color`, the same text minus the escapes. @category Constructors */
 export const blockRenderer = (options: { readonly color: boolean; readonly width: number }): BlockRenderer => {
   const marked = new Marked(
-    markedTerminal({ width: Math.max(20, options.width), reflowText: false, tab: 2, emoji: false }) as MarkedExtension
+    markedTerminal({
+      width: Math.max(20, options.width),
+      reflowText: false,
+      tab: 2,
+      emoji: false,
+      showSectionPrefix: false
+    }) as MarkedExtension,
+    headings
   )
   return (markdown) => {
     const out = (marked.parse(markdown, { async: false }) as string).replace(/\s+$/, "")

@@ -10,6 +10,21 @@ const seconds = (ms: number): string => `${Math.max(0, Math.round(ms / 100) / 10
 
 const thousands = (n: number): string => (n >= 1_000 ? `${Math.round(n / 1_000)}k` : String(n))
 
+/** ` (2/10): overloaded`: the attempt and why the request failed. */
+const retrySuffix = (message: SdkMessage.ApiRetry): string => {
+  const why = message.error === "unknown" ? message.error_message : message.error.replace(/_/g, " ")
+  const max = message.max_retries >= SdkMessage.UNBOUNDED_RETRIES ? "∞" : message.max_retries
+  return ` (${message.attempt}/${max}): ${why}`
+}
+
+/**
+ * A retry's countdown with `secondsLeft` whole seconds to go (`retrying in 3 s (2/10): overloaded`).
+ *
+ * @category Rendering
+ */
+export const retryIn = (message: SdkMessage.ApiRetry, secondsLeft: number): string =>
+  `retrying in ${secondsLeft} s${retrySuffix(message)}`
+
 /**
  * The notice for a system message, if it has one (`retrying in 4 s (2/10): overloaded`).
  *
@@ -18,11 +33,8 @@ const thousands = (n: number): string => (n >= 1_000 ? `${Math.round(n / 1_000)}
 export const describe = (message: SdkMessage.SdkMessage): string | undefined => {
   if (message.type !== "system") return undefined
   switch (message.subtype) {
-    case "api_retry": {
-      const why = message.error === "unknown" ? message.error_message : message.error.replace(/_/g, " ")
-      const max = message.max_retries >= SdkMessage.UNBOUNDED_RETRIES ? "∞" : message.max_retries
-      return `retrying in ${seconds(message.retry_delay_ms)} (${message.attempt}/${max}): ${why}`
-    }
+    case "api_retry":
+      return `retrying in ${seconds(message.retry_delay_ms)}${retrySuffix(message)}`
     case "notification":
       switch (message.key) {
         case "stream_stalled":

@@ -1,9 +1,11 @@
 /**
  * Renders a session's messages in the terminal as they arrive: the answer streams as Markdown,
  * each tool call is a line (tool and short input) followed by its outcome and time, long calls show
- * their progress in place, and retries, compactions and denials are short notices. After each turn,
- * errors in red and the status line. Under a live input line (`Output.live`), the answer's
- * unfinished line and the working indicator or progress show in the live area below the output.
+ * their progress in place, and compactions and denials are short notices. After each turn, errors
+ * in red, then the status line (`statusLine`, once the REPL knows what a command changed). Under a
+ * live input line (`Output.live`), the answer's unfinished line and the working line (elapsed time
+ * and output tokens, redrawn each second), a retry's countdown, or a tool's progress show in the
+ * live area below the output; elsewhere a retry is a notice.
  *
  * @since 0.1.0
  */
@@ -13,6 +15,7 @@ import * as Notice from "./Notice.js"
 import * as StatusLine from "./StatusLine.js"
 import type { Style } from "./Style.js"
 import * as ToolLine from "./ToolLine.js"
+import * as Working from "./Working.js"
 
 /** Where the REPL writes. @category Models */
 export interface Output {
@@ -46,6 +49,17 @@ export interface Options {
   readonly contextWindow: (model: string) => number
   /** Milliseconds now (for tool times). */
   readonly now: () => number
+  /**
+   * Calls `f` every `ms` until the returned function is called (the live working line and retry
+   * countdown redraw each second); `setInterval` when not given.
+   */
+  readonly every?: ((ms: number, f: () => void) => () => void) | undefined
+}
+
+const intervals = (ms: number, f: () => void): () => void => {
+  const timer = setInterval(f, ms)
+  timer.unref()
+  return () => clearInterval(timer)
 }
 
 interface Call {
@@ -71,6 +85,15 @@ export class Renderer {
   private contextTokens = 0
   private contextWindow = 0
   private costUsd = 0
+  /** The turn the working line counts (live area only). */
+  private turn: Working.Turn | undefined = undefined
+  /** A failed request waiting to be retried (live area only): its countdown replaces the working line. */
+  private retry: Working.Retry | undefined = undefined
+  /** Whether a tool's progress holds the live status (the working line waits for its result). */
+  private toolShown = false
+  private stopTicking: (() => void) | undefined = undefined
+  /** The live status as last drawn (not drawn again while it reads the same). */
+  private liveStatus: string | undefined = undefined
 
   constructor(private readonly options: Options) {}
 
@@ -84,9 +107,20 @@ export class Renderer {
     })
   }
 
+  /** Prints the status line (after each turn, once the figures a command changes are known). */
+  statusLine(): void {
+    this.endAnswer()
+    this.line(this.options.style.dim(this.status()))
+  }
+
   /** Sets the model shown (at start, after `/model` or a resume). */
   setModel(model: string): void {
     this.model = model
+  }
+
+  /** Sets the context figure (after a compaction, from its boundary's post-compaction tokens). */
+  setContextTokens(tokens: number): void {
+    this.contextTokens = tokens
   }
 
   /** Forgets the conversation's figures (after `/clear`). */
@@ -164,7 +198,7 @@ export class Renderer {
 
   private progress(text: string): void {
     if (!this.options.out.isTTY) return
-    if (this.options.out.live !== undefined) return this.options.out.live.status(text)
+    if (this.options.out.live !== undefined) return this.setLiveStatus(text)
     this.endAnswer()
     if (!this.atLineStart && !this.transient) this.write("\n")
     this.write(`\r\x1b[2K${text}`)
@@ -172,13 +206,43 @@ export class Renderer {
     this.atLineStart = true
   }
 
-  /** While the model has not answered yet: a transient "working" line (terminals only). */
+  /**
+   * While the model works: the working line. In the live area it counts the turn's time and output
+   * tokens, redrawn each second until {@link idle}; elsewhere a transient line (terminals only).
+   */
   waiting(): void {
-    this.progress(this.options.style.dim("✻ working… (Esc or Ctrl+C to interrupt)"))
+    const { live } = this.options.out
+    if (live === undefined) return this.progress(this.options.style.dim("✻ working… (Esc or Ctrl+C to interrupt)"))
+    this.turn ??= Working.start(this.options.now())
+    this.toolShown = false
+    this.stopTicking ??= (this.options.every ?? intervals)(1_000, () => this.showStatus())
+    this.showStatus()
+  }
+
+  /** Draws the live status: a retry's countdown while it waits, else the working line (unless a tool's progress shows). */
+  private showStatus(): void {
+    if (this.options.out.live === undefined || this.turn === undefined) return
+    const now = this.options.now()
+    const countdown = this.retry === undefined ? undefined : Working.countdown(this.retry, now)
+    if (countdown !== undefined) return this.setLiveStatus(this.options.style.yellow(`  ${countdown}`))
+    this.retry = undefined
+    if (!this.toolShown) this.setLiveStatus(this.options.style.dim(Working.line(this.turn, now)))
+  }
+
+  private setLiveStatus(text: string | undefined): void {
+    if (text === this.liveStatus) return
+    this.liveStatus = text
+    this.options.out.live?.status(text)
   }
 
   /** The turn is over: the working indicator goes (live area only; elsewhere the next write replaces it). */
   idle(): void {
+    this.stopTicking?.()
+    this.stopTicking = undefined
+    this.turn = undefined
+    this.retry = undefined
+    this.toolShown = false
+    this.liveStatus = undefined
     this.options.out.live?.status(undefined)
   }
 
@@ -189,6 +253,12 @@ export class Renderer {
       case "stream_event": {
         if (message.parent_tool_use_id !== null) return
         const event = message.event
+        if (this.turn !== undefined) {
+          // A response streams: a retry waiting before it has started.
+          this.retry = undefined
+          this.turn = Working.onEvent(this.turn, event)
+          this.showStatus()
+        }
         if (event.type === "content_block_start" && event.content_block.type === "thinking") {
           this.endAnswer()
           this.line(style.dim(style.italic("✻ thinking…")))
@@ -232,6 +302,7 @@ export class Renderer {
         if (message.parent_tool_use_id !== null) return
         const call = this.calls.get(message.tool_use_id)
         const label = call?.label ?? message.tool_name
+        this.toolShown = true
         this.progress(style.dim(`  ⎿ ${label} ${ToolLine.describeProgress(message.elapsed_time_seconds)}`))
         return
       }
@@ -241,6 +312,14 @@ export class Renderer {
           this.line(message.content)
           return
         }
+        if (message.subtype === "compact_boundary") this.contextTokens = message.compact_metadata.post_tokens
+        if (this.turn !== undefined && message.subtype === "api_retry") {
+          // Live: a countdown in place of the working line, gone once the retry starts.
+          this.retry = Working.retry(message, this.options.now())
+          return this.showStatus()
+        }
+        // The countdown already says how long the wait has left.
+        if (this.turn !== undefined && message.subtype === "notification" && message.key === "api_retry_wait") return
         const notice = Notice.describe(message)
         if (notice === undefined) return
         const warn = message.subtype === "api_retry" || message.subtype === "permission_denied" ||
@@ -262,7 +341,6 @@ export class Renderer {
             : message.result ?? message.errors?.join("\n") ?? "The turn failed."
           this.line(style.red(text))
         }
-        this.line(style.dim(this.status()))
         return
       }
     }

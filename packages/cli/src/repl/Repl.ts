@@ -4,16 +4,18 @@
  * (`Screen`, `TerminalInput`): a prompt entered while a turn runs is queued and listed under the
  * line, ↑ on an empty line pulls the last one back for editing, Esc drops it; turns print whole, in
  * the order they run. The answer streams as Markdown, tool calls are lines with outcome and time,
- * a status line follows each turn (model, context, cost), Esc or Ctrl+C interrupts the running turn
- * (what is queued runs next), and a permission `ask` is a question answered with a key. Slash
- * commands go to the session (`/help`, `/cost`, `/compact`, `/clear`, `/model`, `/context`), except
- * `/resume` and `/exit`, which the REPL answers when their turn comes. From a pipe, each line is a
- * prompt, run to its end before the next is read. In a folder the user has not trusted yet, it first
+ * a live working line counts the turn's time and output tokens (a retry counts down in its place),
+ * a status line follows each turn and command (model, context, cost), Esc or Ctrl+C interrupts the
+ * running turn (what is queued runs next), and a permission `ask` is a question answered with a
+ * key. Slash commands go to the session (`/cost`, `/compact`, `/clear`, `/model`, `/context`),
+ * except `/resume`, `/exit` and `/help` (the session's commands and these in one list), which the
+ * REPL answers when their turn comes. From a pipe, each line is a prompt, run to its end before the
+ * next is read. In a folder the user has not trusted yet, it first
  * asks whether to (`TrustPrompt`). Runs on the same Layer graph as headless mode (`Runtime`).
  *
  * @since 0.1.0
  */
-import { Commands, ContextManagement, type SdkMessage, type Session, TokenEstimate } from "@keel/core"
+import { Commands, ContextManagement, type SdkMessage, type Session, SlashCommand, TokenEstimate } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -73,11 +75,9 @@ const makeRenderer = (
     now: () => Date.now()
   })
 
-/** The REPL's own `/help` lines, after the session's. */
-const helpLines = (style: Style.Style) =>
-  Completion.REPL_COMMANDS.map((c) =>
-    `/${c.name}${c.argumentHint !== undefined ? ` ${c.argumentHint}` : ""}  ${style.dim(c.description)}`
-  ).join("\n")
+/** `/help` in the REPL: the session's commands and the REPL's own, in one aligned list. */
+const helpText = (commands: ReadonlyArray<SlashCommand.Command>): string =>
+  SlashCommand.help([...commands, ...Completion.REPL_COMMANDS])
 
 /** What the REPL's turns print with. */
 interface Printing {
@@ -92,13 +92,25 @@ interface Printing {
   readonly leave: () => void
   /** Runs `/resume arg`; moves the REPL to the session it opened, if it did. */
   readonly resume: (arg: string, queue: TurnQueue.TurnQueue) => Effect.Effect<string>
+  /** The session's commands (`/help` lists them with the REPL's own). */
+  readonly commands: ReadonlyArray<SlashCommand.Command>
 }
 
 /** How the REPL prints its turns and answers its own commands (`/exit`, `/resume`). */
-const hooks = (p: Printing, firstSessionId: string): TurnQueue.Hooks => {
+const hooks = (p: Printing, firstSessionId: string, firstModel: string): TurnQueue.Hooks => {
   const { renderer, screen, style } = p
   // The session the figures of the status line are from: a new one (`/clear`, `/resume`) resets them.
   let shownSession = firstSessionId
+  // The session's model at the last turn's end: the status line shows a new one (`/model`).
+  let sessionModel = firstModel
+  const output = (content: string) =>
+    Effect.map(p.session().sessionId, (session_id): Array<SdkMessage.SdkMessage> => [{
+      type: "system",
+      subtype: "local_command_output",
+      content,
+      uuid: crypto.randomUUID(),
+      session_id
+    }])
   return {
     started: (text) => {
       if (p.echo !== undefined && text !== undefined) renderer.line(p.echo(text))
@@ -110,29 +122,29 @@ const hooks = (p: Printing, firstSessionId: string): TurnQueue.Hooks => {
         renderer.idle()
         const command = text?.trim() ?? ""
         if (result === undefined && !isReplCommand(command)) renderer.line(style.red("The turn ended without a result."))
-        if (/^\/help\b/.test(command)) renderer.line(helpLines(style))
-        const id = yield* p.session().sessionId
-        if (id !== shownSession) renderer.reset()
+        const session = p.session()
+        const id = yield* session.sessionId
+        if (id !== shownSession) {
+          renderer.reset()
+          // A resumed conversation's context, estimated until its next response reports it.
+          renderer.setContextTokens(TokenEstimate.ofMessages(yield* Effect.flatMap(session.state, (s) => s.messages.get)))
+        }
+        const model = yield* session.model
+        if (model !== sessionModel || id !== shownSession) renderer.setModel(model)
         shownSession = id
-        renderer.setModel(yield* p.session().model)
+        sessionModel = model
+        // After every turn and command but /exit: the figures a command changed (/compact, /model, /clear, /resume) show at once.
+        if (!/^\/(exit|quit)\b/.test(command)) renderer.statusLine()
       }),
     queued: (previews) => screen?.set({ queued: Footer.queuedRows(previews, p.columns(), style) }),
     refused: (_, reason) => renderer.line(style.red(`Not queued: ${reason}`)),
     reply: (text, queue) => {
       const command = text.trim()
       if (command === "/exit" || command === "/quit") return Effect.sync(() => (p.leave(), []))
+      if (/^\/help\b/.test(command)) return output(helpText(p.commands))
       const resume = /^\/resume(?:\s+(.*))?$/.exec(command)
       if (resume === null) return undefined
-      return Effect.gen(function*() {
-        const output: SdkMessage.LocalCommandOutput = {
-          type: "system",
-          subtype: "local_command_output",
-          content: yield* p.resume(resume[1]?.trim() ?? "", queue),
-          uuid: crypto.randomUUID(),
-          session_id: yield* p.session().sessionId
-        }
-        return [output]
-      })
+      return Effect.flatMap(p.resume(resume[1]?.trim() ?? "", queue), output)
     }
   }
 }
@@ -153,7 +165,7 @@ const readPipe = async (
   pipe.close()
 }
 
-const isReplCommand = (command: string) => /^\/(exit|quit|resume)\b/.test(command)
+const isReplCommand = (command: string) => /^\/(exit|quit|resume|help)\b/.test(command)
 
 /**
  * Runs the REPL until the user leaves; returns the exit code (0, or 1 when the session could not
@@ -244,10 +256,12 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     echo: tty ? (text) => text.split("\n").map((line, i) => `${i === 0 ? promptText : continuation}${line}`).join("\n") : undefined,
     columns: () => output.columns ?? 80,
     leave,
-    resume
+    resume,
+    commands: (await runtime.runPromise(Commands.Commands)).commands
   }
+  const firstModel = await runtime.runPromise(current.session.model)
   const queue = await runtime.runPromise(
-    TurnQueue.make(current.session, hooks(printing, await runtime.runPromise(current.session.sessionId))).pipe(
+    TurnQueue.make(current.session, hooks(printing, await runtime.runPromise(current.session.sessionId), firstModel)).pipe(
       Scope.extend(turnsScope)
     )
   )

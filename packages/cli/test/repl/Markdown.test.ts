@@ -66,4 +66,13 @@ describe("MarkdownStream", () => {
     assert.strictEqual(out, "a\n\nb c\n")
     assert.notInclude(feed(stream(false), "# T\n**b** `c`\n", 3), "\x1b[")
   })
+
+  it("renders headings as their text alone, without # markers: bold, the first two levels underlined", () => {
+    const plain = feed(stream(), "# One\n## Two *em*\n### Three\n", 4)
+    assert.strictEqual(plain, "One\nTwo em\nThree\n")
+    const coloured = feed(stream(true), "## Two\n### Three\n", 4)
+    assert.include(coloured, "\x1b[1m\x1b[4mTwo\x1b[24m\x1b[22m")
+    assert.include(coloured, "\x1b[1mThree\x1b[22m")
+    assert.notInclude(coloured, "#")
+  })
 })

@@ -10,15 +10,27 @@ const stamp = { uuid: "u", session_id: "s" }
 const renderer = (isTTY: boolean, columns = 80, live?: Live) => {
   let out = ""
   let now = 0
+  let tick: (() => void) | undefined
   const r = new Renderer({
     out: { write: (t) => (out += t), isTTY, columns: () => columns, live },
     style: Style.make(false),
     cwd: "/p",
     markdown: () => new MarkdownStream(blockRenderer({ color: false, width: columns }), codeHighlighter(false)),
     contextWindow: () => 200_000,
-    now: () => now
+    now: () => now,
+    every: (_, f) => {
+      tick = f
+      return () => (tick = undefined)
+    }
   })
-  return { r, out: () => out, advance: (ms: number) => (now += ms) }
+  return {
+    r,
+    out: () => out,
+    advance: (ms: number) => (now += ms),
+    /** What the renderer's one-second timer does, if it runs. */
+    tick: () => tick?.(),
+    ticking: () => tick !== undefined
+  }
 }
 
 const delta = (text: string): SdkMessage.SdkMessage =>
@@ -93,12 +105,14 @@ describe("Renderer", () => {
     r.idle()
     assert.strictEqual(out(), "Hello big world\nand\n● Bash(make)\n  ⎿ ok · 1.2 s\n")
     assert.deepStrictEqual(area, [
-      "status:✻ working… (Esc or Ctrl+C to interrupt)",
+      "status:✻ working… 0 s · Esc or Ctrl+C to interrupt",
+      "status:✻ working… 0 s · ↓ 3 tokens · Esc or Ctrl+C to interrupt",
       "partial:Hello **big",
+      "status:✻ working… 0 s · ↓ 6 tokens · Esc or Ctrl+C to interrupt",
       "partial:and",
       "partial:",
       "status:  ⎿ Bash(make) running… 1 s",
-      "status:✻ working… (Esc or Ctrl+C to interrupt)",
+      "status:✻ working… 1 s · ↓ 6 tokens · Esc or Ctrl+C to interrupt",
       "status:-"
     ])
   })
@@ -149,9 +163,93 @@ describe("Renderer", () => {
       terminal_reason: "completed",
       ...stamp
     })
+    assert.strictEqual(out(), "", "the REPL prints it once it knows what a command changed")
+    r.statusLine()
     assert.strictEqual(out(), "claude-x · 10.0k/200.0k tokens · 95% context left · $0.0123\n")
+    r.render({
+      type: "system",
+      subtype: "compact_boundary",
+      compact_metadata: { trigger: "manual", pre_tokens: 10_000, post_tokens: 1_500 },
+      ...stamp
+    } as SdkMessage.SdkMessage)
+    r.statusLine()
+    assert.match(out(), /\nclaude-x · 1\.5k\/200\.0k tokens · 99% context left · \$0\.0123\n$/)
+  })
+
+  it("the working line counts the turn's seconds and output tokens, each second, until the turn ends", () => {
+    const area: Array<string> = []
+    const { advance, r, tick, ticking } = renderer(true, 80, { partial: () => {}, status: (text) => area.push(text ?? "-") })
+    r.waiting()
+    advance(1_000)
+    tick()
+    r.render(delta("12345678"))
+    advance(1_000)
+    tick()
+    // The API's count, once the response reports it, replaces the estimate.
+    r.render(event({ type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 40 } }))
+    r.render(event({ type: "message_stop" }))
+    advance(60_000)
+    tick()
+    assert.deepStrictEqual(area, [
+      "✻ working… 0 s · Esc or Ctrl+C to interrupt",
+      "✻ working… 1 s · Esc or Ctrl+C to interrupt",
+      "✻ working… 1 s · ↓ 2 tokens · Esc or Ctrl+C to interrupt",
+      "✻ working… 2 s · ↓ 2 tokens · Esc or Ctrl+C to interrupt",
+      "✻ working… 2 s · ↓ 40 tokens · Esc or Ctrl+C to interrupt",
+      "✻ working… 1 m 02 s · ↓ 40 tokens · Esc or Ctrl+C to interrupt"
+    ])
+    r.idle()
+    assert.isFalse(ticking())
+    assert.strictEqual(area.at(-1), "-")
+  })
+
+  it("a retry counts down in the live area instead of a line, and is gone once the retry starts", () => {
+    const area: Array<string> = []
+    const { advance, out, r, tick } = renderer(true, 80, { partial: () => {}, status: (text) => area.push(text ?? "-") })
+    r.waiting()
+    r.render(retry(2_500))
+    advance(1_000)
+    tick()
+    advance(1_000)
+    tick()
+    advance(600)
+    tick()
+    assert.deepStrictEqual(area, [
+      "✻ working… 0 s · Esc or Ctrl+C to interrupt",
+      "  ⚠ retrying in 3 s (2/10): overloaded",
+      "  ⚠ retrying in 2 s (2/10): overloaded",
+      "  ⚠ retrying in 1 s (2/10): overloaded",
+      "✻ working… 2 s · Esc or Ctrl+C to interrupt"
+    ])
+    // A response streaming ends the countdown at once, even before its time is up.
+    r.render(retry(5_000))
+    r.render(event({ type: "message_start" }))
+    assert.strictEqual(area.at(-1), "✻ working… 2 s · Esc or Ctrl+C to interrupt")
+    assert.strictEqual(out(), "", "nothing is left in the scrollback")
+  })
+
+  it("without a live area, a retry is a notice line", () => {
+    const { out, r } = renderer(false)
+    r.render(retry(2_500))
+    assert.strictEqual(out(), "  ⚠ retrying in 2.5 s (2/10): overloaded\n")
   })
 })
+
+const event = (e: Record<string, unknown>): SdkMessage.SdkMessage =>
+  ({ type: "stream_event", event: e, parent_tool_use_id: null, ...stamp }) as unknown as SdkMessage.SdkMessage
+
+const retry = (delayMs: number): SdkMessage.SdkMessage =>
+  ({
+    type: "system",
+    subtype: "api_retry",
+    attempt: 2,
+    max_retries: 10,
+    retry_delay_ms: delayMs,
+    error_status: 529,
+    error: "overloaded",
+    error_message: "Overloaded",
+    ...stamp
+  }) as SdkMessage.SdkMessage
 
 describe("Notice", () => {
   it("says when and why a request is retried", () => {
