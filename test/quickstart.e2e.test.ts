@@ -41,10 +41,15 @@ const alive = (pid: number): boolean => {
   }
 }
 
-/** Runs `script` with `bash -euo pipefail` in the repository, `stdin` piped in; its exit and output. */
+/** Runs `script` with `bash -euo pipefail` in the repository (at most 150 s), `stdin` piped in; its exit and output. */
 const bash = (script: string, env: NodeJS.ProcessEnv, stdin: string) =>
   new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn("bash", ["-euo", "pipefail", "-c", script], { cwd: root, env, stdio: ["pipe", "pipe", "pipe"] })
+    const child = spawn("bash", ["-euo", "pipefail", "-c", script], {
+      cwd: root,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+      timeout: 150_000
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d) => (stdout += d))
