@@ -4,7 +4,8 @@
  * test), and the no-key block runs top to bottom in one `bash`, in the repository: the fake API
  * starts in the background from `eval "$(npm run --silent fake-api -- --env)"`, its exports reach
  * the next lines, `npx keel -p` makes the Read round trip, `npx keel` (the REPL, reading a piped
- * prompt) makes it again, and `kill $KEEL_FAKE_API_PID` stops the fake.
+ * prompt) makes it again, and `kill $KEEL_FAKE_API_PID` stops the fake. The fake `--env` starts
+ * outlives the npm that started it and is bounded: it stops by itself after its idle limit.
  *
  * The block's `npm ci` line is left out: the repository is installed already (its node_modules is
  * the one these tests run from; a second install here would rebuild it under the running suite).
@@ -103,6 +104,28 @@ describe("README quick start", () => {
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
       assert.isFalse(alive(pid), "kill $KEEL_FAKE_API_PID ended the fake")
+      assert.isFalse(await listening(port), "nothing listens on its port")
+    } finally {
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) process.kill(pid, "SIGKILL")
+    }
+  })
+
+  it("the fake that --env starts outlives its npm, and stops by itself once idle", { timeout: 120_000 }, async () => {
+    // 0.1 idle minutes: 6 s without a request.
+    const run = await bash("npm run --silent fake-api -- --env --idle-minutes 0.1", { ...process.env }, "")
+    const url = /^export ANTHROPIC_BASE_URL=(\S+) ANTHROPIC_API_KEY=fake$/m.exec(run.stdout)?.[1]
+    const pid = Number(/^export KEEL_FAKE_API_PID=(\d+)$/m.exec(run.stdout)?.[1])
+    try {
+      assert.strictEqual(run.code, 0, run.stdout + run.stderr)
+      assert.isDefined(url, `the export lines:\n${run.stdout}`)
+      assert.include(run.stderr, "it stops after 0.1 idle minutes")
+      const port = Number(new URL(url!).port)
+      assert.isTrue(await listening(port), "it serves after npm has exited")
+      const started = Date.now()
+      while ((alive(pid) || (await listening(port))) && Date.now() - started < 60_000) {
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      assert.isFalse(alive(pid), "it stopped once idle")
       assert.isFalse(await listening(port), "nothing listens on its port")
     } finally {
       if (Number.isInteger(pid) && pid > 0 && alive(pid)) process.kill(pid, "SIGKILL")

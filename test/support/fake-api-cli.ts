@@ -5,7 +5,7 @@
  *   (node --import ./test/support/exit-with-parent.mjs --import tsx test/support/fake-api-cli.ts)
  *
  * Prints `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` (one line) on stdout and serves until SIGTERM,
- * SIGINT or SIGHUP (or, with `--idle-minutes M`, M minutes without a request); with the preload
+ * SIGINT or SIGHUP (or, with `--idle-minutes M`, M minutes without a request; M may be a fraction); with the preload
  * `exit-with-parent.mjs` (as `npm run fake-api` runs it), also until the process that started it is
  * gone.
  *
@@ -116,12 +116,21 @@ const option = (argv: ReadonlyArray<string>, name: string): string | undefined =
   return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1)
 }
 
-/** `option` as a whole number in [min, max], or undefined when not given; exits 2 when invalid. */
-const numberOption = (argv: ReadonlyArray<string>, name: string, min: number, max: number): number | undefined => {
+/**
+ * `option` as a number in [min, max] (a whole one unless `fraction`), or undefined when not given;
+ * exits 2 when invalid.
+ */
+const numberOption = (
+  argv: ReadonlyArray<string>,
+  name: string,
+  min: number,
+  max: number,
+  fraction = false
+): number | undefined => {
   const raw = option(argv, name)
   if (raw === undefined) return undefined
   const n = Number(raw)
-  if (!Number.isInteger(n) || n < min || n > max) {
+  if (!Number.isFinite(n) || (!fraction && !Number.isInteger(n)) || n < min || n > max) {
     process.stderr.write(`fake-api: invalid ${name} ${raw}\n`)
     process.exit(2)
   }
@@ -144,7 +153,7 @@ const ENV_IDLE_MINUTES = 30
  */
 const launch = async (argv: ReadonlyArray<string>): Promise<void> => {
   const port = numberOption(argv, "--port", 0, 65535) ?? 0
-  const idle = numberOption(argv, "--idle-minutes", 1, 24 * 60) ?? ENV_IDLE_MINUTES
+  const idle = numberOption(argv, "--idle-minutes", 0.01, 24 * 60, true) ?? ENV_IDLE_MINUTES
   const log = path.join(os.tmpdir(), "keel-fake-api.log")
   const fd = fs.openSync(log, "a")
   const child = spawn(process.execPath, [
@@ -208,7 +217,7 @@ const serve = async (argv: ReadonlyArray<string>): Promise<void> => {
     void (fake?.close() ?? Promise.resolve()).then(() => process.exit(0))
   }
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, stop)
-  const idleMinutes = numberOption(argv, "--idle-minutes", 1, 24 * 60)
+  const idleMinutes = numberOption(argv, "--idle-minutes", 0.01, 24 * 60, true)
   let idle: NodeJS.Timeout | undefined
   const stillActive = () => {
     if (idleMinutes === undefined) return
