@@ -5,9 +5,9 @@
  *   (node --import ./test/support/exit-with-parent.mjs --import tsx test/support/fake-api-cli.ts)
  *
  * Prints `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` (one line) on stdout and serves until SIGTERM,
- * SIGINT or SIGHUP (or, with `--idle-minutes M`, M minutes without a request; M may be a fraction); with the preload
- * `exit-with-parent.mjs` (as `npm run fake-api` runs it), also until the process that started it is
- * gone.
+ * SIGINT or SIGHUP (or, with `--idle-minutes M`, M minutes without a request; M may be a
+ * fraction); with the preload `exit-with-parent.mjs` (as `npm run fake-api` runs it), also until
+ * the process that started it is gone.
  *
  *   eval "$(npm run --silent fake-api -- --env)"
  *
