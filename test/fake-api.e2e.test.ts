@@ -6,9 +6,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import * as readline from "node:readline"
+import { listening } from "./support/Ports.js"
 
 const root = path.resolve(import.meta.dirname, "..")
 
@@ -22,17 +22,6 @@ const groupMembers = (pgid: number): Array<number> =>
     } catch {
       return [] // gone while listed
     }
-  })
-
-/** Whether something accepts connections on the port. */
-const listening = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const socket = net.connect(port, "127.0.0.1")
-    socket.once("connect", () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once("error", () => resolve(false))
   })
 
 /** Polls `check` every 100 ms until it holds or `ms` passed; whether it held. */

@@ -10,3 +10,14 @@ export const unusedPort = (): Promise<number> =>
       server.close(() => resolve(port))
     })
   })
+
+/** Whether something accepts connections on 127.0.0.1:port. */
+export const listening = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1")
+    socket.once("connect", () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once("error", () => resolve(false))
+  })

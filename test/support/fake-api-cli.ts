@@ -1,12 +1,25 @@
 /**
  * Runs the fake Messages API with a demo script, for trying the real `keel` binary end to end:
  *
- *   npm run fake-api [-- --port N]
+ *   npm run fake-api [-- --port N] [-- --idle-minutes M]
  *   (node --import ./test/support/exit-with-parent.mjs --import tsx test/support/fake-api-cli.ts)
  *
  * Prints `ANTHROPIC_BASE_URL=http://127.0.0.1:PORT` (one line) on stdout and serves until SIGTERM,
- * SIGINT or SIGHUP; with the preload `exit-with-parent.mjs` (as `npm run fake-api` runs it), also
- * until the process that started it is gone. For any number of sessions: a request whose last
+ * SIGINT or SIGHUP (or, with `--idle-minutes M`, M minutes without a request; M may be a
+ * fraction); with the preload `exit-with-parent.mjs` (as `npm run fake-api` runs it), also until
+ * the process that started it is gone.
+ *
+ *   eval "$(npm run --silent fake-api -- --env)"
+ *
+ * With `--env` (the README's quick start) it starts the server in the background instead, in a
+ * process of its own that outlives the shell's command (detached, no preload, its log in
+ * `$TMPDIR/keel-fake-api.log`) and stops after 30 minutes without a request (`--idle-minutes`) or
+ * on SIGTERM, and prints shell lines to `eval`:
+ * `export ANTHROPIC_BASE_URL=http://127.0.0.1:PORT ANTHROPIC_API_KEY=fake` and
+ * `export KEEL_FAKE_API_PID=PID`. It exits once the server listens (non-zero, printing nothing on
+ * stdout, if it does not within 60 s).
+ *
+ * For any number of sessions: a request whose last
  * message is a plain prompt gets a `Read` of README.md; a request whose last message carries a
  * tool_result gets a text answer quoting the first line read and the number of lines, which proves
  * the tool round trip; a Read refused as too large is followed, as a model would, by a Read of the
@@ -14,7 +27,11 @@
  *
  * @since 0.1.0
  */
-import { pathToFileURL } from "node:url"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { TextBlock, ToolUseBlock } from "../../packages/core/src/message/Message.js"
 import * as FakeAnthropic from "./FakeAnthropic.js"
 
@@ -93,19 +110,101 @@ export const demo: FakeAnthropic.ScriptFunction = (body, index) => {
   })
 }
 
-const parsePort = (argv: ReadonlyArray<string>): number => {
-  const i = argv.indexOf("--port")
-  const raw = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith("--port="))?.slice("--port=".length)
-  if (raw === undefined) return 0
-  const port = Number(raw)
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`fake-api: invalid --port ${raw}\n`)
-    process.exit(2)
-  }
-  return port
+/** The value of `--name V` or `--name=V` in argv, if given. */
+const option = (argv: ReadonlyArray<string>, name: string): string | undefined => {
+  const i = argv.indexOf(name)
+  return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1)
 }
 
-const main = async () => {
+/**
+ * `option` as a number in [min, max] (a whole one unless `fraction`), or undefined when not given;
+ * exits 2 when invalid.
+ */
+const numberOption = (
+  argv: ReadonlyArray<string>,
+  name: string,
+  min: number,
+  max: number,
+  fraction = false
+): number | undefined => {
+  const raw = option(argv, name)
+  if (raw === undefined) return undefined
+  const n = Number(raw)
+  if (!Number.isFinite(n) || (!fraction && !Number.isInteger(n)) || n < min || n > max) {
+    process.stderr.write(`fake-api: invalid ${name} ${raw}\n`)
+    process.exit(2)
+  }
+  return n
+}
+
+/** The repository's root: `--import tsx` resolves from it. */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+
+/** How long `--env` waits for the background server to listen. */
+const START_TIMEOUT_MS = 60_000
+
+/** The idle limit of a server `--env` starts, unless `--idle-minutes` says otherwise. */
+const ENV_IDLE_MINUTES = 30
+
+/**
+ * `--env`: starts the server as a detached process (its own session: it outlives the shell's
+ * command and the terminal's hangup, and is bounded by its idle limit), waits for its URL over an
+ * IPC channel, prints the `export` lines and exits. The server's stderr goes to a log file.
+ */
+const launch = async (argv: ReadonlyArray<string>): Promise<void> => {
+  const port = numberOption(argv, "--port", 0, 65535) ?? 0
+  const idle = numberOption(argv, "--idle-minutes", 0.01, 24 * 60, true) ?? ENV_IDLE_MINUTES
+  const log = path.join(os.tmpdir(), "keel-fake-api.log")
+  const fd = fs.openSync(log, "a")
+  const child = spawn(process.execPath, [
+    "--import",
+    "tsx",
+    fileURLToPath(import.meta.url),
+    "--port",
+    String(port),
+    "--idle-minutes",
+    String(idle)
+  ], { cwd: root, detached: true, stdio: ["ignore", "ignore", fd, "ipc"] })
+  fs.closeSync(fd)
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not listen within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS)
+    child.once("message", (message: any) => {
+      clearTimeout(timer)
+      if (typeof message?.url === "string") resolve(message.url)
+      else reject(new Error(`unexpected message from the server: ${JSON.stringify(message)}`))
+    })
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer)
+      reject(new Error(`the server exited before listening (${signal ?? `exit ${code}`})`))
+    })
+    child.once("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+  }).catch((error: unknown) => {
+    child.kill("SIGKILL")
+    const tail = fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").slice(-20).join("\n") : ""
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; ${log}:\n${tail}`)
+  })
+  child.disconnect()
+  child.unref()
+  process.stderr.write(
+    `fake-api: serving ${url} in the background (pid ${child.pid}, log ${log}); ` +
+      `it stops after ${idle} idle minutes, or with: kill $KEEL_FAKE_API_PID\n`
+  )
+  await new Promise<void>((resolve) =>
+    process.stdout.write(
+      `export ANTHROPIC_BASE_URL=${url} ANTHROPIC_API_KEY=fake\nexport KEEL_FAKE_API_PID=${child.pid}\n`,
+      () => resolve()
+    )
+  )
+}
+
+/**
+ * Serves until a signal, or `--idle-minutes` without a request. Its URL goes to stdout, or, when
+ * `--env` started it (an IPC channel), to that parent, and the channel is closed.
+ */
+const serve = async (argv: ReadonlyArray<string>): Promise<void> => {
   // It ends on a signal, from the start (a signal while the server starts counts too); run by
   // `npm run fake-api`, exit-with-parent.mjs sends it SIGTERM once what started it is gone.
   let fake: FakeAnthropic.FakeAnthropic | undefined
@@ -118,9 +217,21 @@ const main = async () => {
     void (fake?.close() ?? Promise.resolve()).then(() => process.exit(0))
   }
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.once(signal, stop)
+  const idleMinutes = numberOption(argv, "--idle-minutes", 0.01, 24 * 60, true)
+  let idle: NodeJS.Timeout | undefined
+  const stillActive = () => {
+    if (idleMinutes === undefined) return
+    if (idle !== undefined) clearTimeout(idle)
+    idle = setTimeout(() => {
+      process.stderr.write(`fake-api: no request for ${idleMinutes} minutes; stopping\n`)
+      stop()
+    }, idleMinutes * 60_000)
+  }
+  stillActive()
   fake = await FakeAnthropic.start([], {
-    port: parsePort(process.argv.slice(2)),
+    port: numberOption(argv, "--port", 0, 65535) ?? 0,
     fallback: (body, index) => {
+      stillActive()
       const response = demo(body, index)
       const kind = firstToolResult(body?.messages?.[body.messages.length - 1]) === undefined ? "tool_use Read" : "text"
       process.stderr.write(`fake-api: request ${index + 1} -> ${kind}\n`)
@@ -129,12 +240,17 @@ const main = async () => {
   })
   if (stopping) return void (await fake.close())
   const url = fake.url
+  if (process.send !== undefined) {
+    process.send({ url }, () => process.disconnect())
+    return
+  }
   await new Promise<void>((resolve) => process.stdout.write(`ANTHROPIC_BASE_URL=${url}\n`, () => resolve()))
 }
 
 // Run only as a script, so that tests may import `demo` and `summarize`.
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error) => {
+  const argv = process.argv.slice(2)
+  ;(argv.includes("--env") ? launch(argv) : serve(argv)).catch((error) => {
     process.stderr.write(`fake-api: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
     process.exit(1)
   })
