@@ -121,7 +121,7 @@ describe("keel REPL habits", () => {
       await term.waitFor("It printed the folder's files.")
       const sent = lastUserText(server, 0)
       assert.include(sent, "<bash-input>ls; echo from-$((6*7))</bash-input>")
-      assert.match(sent, /<bash-stdout>README\.md\nfrom-42\n<\/bash-stdout>/)
+      assert.match(sent, /<bash-stdout>README\.md\nfrom-42<\/bash-stdout><bash-stderr><\/bash-stderr>/)
       assert.isTrue(sent.trimEnd().endsWith("what did it print?"))
       // The prompt is echoed as typed, without the context before it.
       assert.match(term.screen(), /› what did it print\?\n/)

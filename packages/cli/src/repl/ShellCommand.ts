@@ -102,8 +102,9 @@ export const ending = (outcome: Outcome, timeoutMs: number): string | undefined 
  */
 export const context = (command: string, outcome: Outcome, timeoutMs: number): string => {
   const end = ending(outcome, timeoutMs)
-  const stderr = `${outcome.stderr}${end !== undefined ? `${outcome.stderr === "" || outcome.stderr.endsWith("\n") ? "" : "\n"}${end}` : ""}`
-  return `<bash-input>${command}</bash-input>\n<bash-stdout>${outcome.stdout}</bash-stdout><bash-stderr>${stderr}</bash-stderr>\n\n`
+  const stdout = outcome.stdout.replace(/\n$/, "")
+  const stderr = [outcome.stderr.replace(/\n$/, ""), end].filter((part) => part !== undefined && part !== "").join("\n")
+  return `<bash-input>${command}</bash-input>\n<bash-stdout>${stdout}</bash-stdout><bash-stderr>${stderr}</bash-stderr>\n\n`
 }
 
 const CONTEXT = /^<bash-input>[\s\S]*?<\/bash-input>\n<bash-stdout>[\s\S]*?<\/bash-stdout><bash-stderr>[\s\S]*?<\/bash-stderr>\n\n/

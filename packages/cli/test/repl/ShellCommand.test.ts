@@ -23,7 +23,7 @@ describe("ShellCommand", () => {
     const sent = ShellCommand.context("ls", ok, 1000) + ShellCommand.context("cat x", failed, 1000) + "what now?"
     assert.strictEqual(
       sent,
-      "<bash-input>ls</bash-input>\n<bash-stdout>a\n</bash-stdout><bash-stderr></bash-stderr>\n\n" +
+      "<bash-input>ls</bash-input>\n<bash-stdout>a</bash-stdout><bash-stderr></bash-stderr>\n\n" +
         "<bash-input>cat x</bash-input>\n<bash-stdout></bash-stdout><bash-stderr>no such file\nExit code 2.</bash-stderr>\n\n" +
         "what now?"
     )
