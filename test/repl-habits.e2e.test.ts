@@ -162,8 +162,8 @@ describe("keel REPL habits", () => {
       assert.match(screen, /› \/co$/m)
     })
 
-    it("↑/↓ choose, Tab completes the chosen one; Enter on a command written out runs it", async () => {
-      const { term } = await repl([])
+    it("↑/↓ choose, Tab completes the chosen one; Enter on a command written out runs it; a recalled command opens no menu", async () => {
+      const { term } = await repl([FakeAnthropic.textReply("Hi there.")])
       term.type("/co")
       await term.waitFor(/› \/compact/)
       term.send("Down")
@@ -179,6 +179,12 @@ describe("keel REPL habits", () => {
       term.send("Enter")
       screen = await term.waitFor(/› \/cost\n/)
       await until(term, (s) => liveArea(s).trim() === PROMPT.trim(), "the command ran and the menu is closed")
+      // A command recalled from history opens no menu: ↑ goes on through history.
+      enter(term, "hello")
+      await term.waitFor("context left")
+      term.send("Up", "Up")
+      screen = await term.waitFor(/› \/cost\s*$/)
+      assert.notMatch(liveArea(screen), /Show/)
     })
   })
 

@@ -88,8 +88,9 @@ export const make = (options: Options): TerminalInput => {
   let menuText = ""
   let menuClosedAt: string | undefined
 
+  // Not over a history entry being browsed: ↑/↓ go on through history.
   const menuItems = (): ReadonlyArray<SlashMenu.Item> =>
-    menuClosedAt === line.text ? [] : SlashMenu.matching(options.menu, line.text)
+    menuClosedAt === line.text || line.browsing !== -1 ? [] : SlashMenu.matching(options.menu, line.text)
 
   const show = (note?: string) => {
     if (line.text !== menuText) {
