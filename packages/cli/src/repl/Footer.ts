@@ -31,6 +31,10 @@ export interface Parts {
   readonly queued: ReadonlyArray<string>
   /** A passing note under the rest (the Ctrl+C exit warning). */
   readonly note: string | undefined
+  /** The slash-command menu's rows, right under the input line (see `SlashMenu`). */
+  readonly menu?: ReadonlyArray<string> | undefined
+  /** The mode row at the bottom: the permission mode, or the `!` shell hint (see `PermissionMode`). */
+  readonly mode?: string | undefined
 }
 
 /** Nothing shown. @category Constructors */
@@ -118,8 +122,10 @@ export const layout = (parts: Parts, columns: number, height: number): Layout =>
       rows += Math.floor(lineWidth / cols) + 1
     })
   }
+  for (const line of parts.menu ?? []) plain(line)
   for (const line of parts.queued) plain(line)
   if (parts.note !== undefined) plain(parts.note)
+  if (parts.mode !== undefined && parts.input !== undefined) plain(parts.mode)
   if (parts.partial !== "") {
     const room = Math.max(1, height - rows - 1)
     const partial = rowsOf(width(parts.partial), cols) > room ? lastRows(parts.partial, room, cols) : parts.partial

@@ -10,7 +10,9 @@
  * - Esc drops a pulled-back prompt; otherwise it interrupts the running turn;
  * - Ctrl+C clears the line; on an empty line it interrupts the running turn, or, when none runs,
  *   warns, and a second Ctrl+C in a row exits;
- * - Ctrl+D on an empty line exits; Tab completes; the usual Emacs keys edit.
+ * - Ctrl+D on an empty line exits; Tab completes; the usual Emacs keys edit;
+ * - Shift+Tab cycles the permission mode; Ctrl+O shows the last tool call's whole output;
+ * - while the slash-command menu is open, ↑/↓ choose in it, Tab or Enter complete, Esc closes it.
  *
  * @since 0.1.0
  */
@@ -32,6 +34,8 @@ export interface Situation {
   readonly queued: number
   /** The last key was a Ctrl+C that warned (on an empty line, no turn running). */
   readonly exitArmed: boolean
+  /** The slash-command menu is open (it lists at least one command). */
+  readonly menu?: boolean | undefined
 }
 
 /** What to do. @category Models */
@@ -51,6 +55,16 @@ export type Command =
   | { readonly _tag: "Exit" }
   /** Clear the screen and draw again (Ctrl+L). */
   | { readonly _tag: "Redraw" }
+  /** Switch to the next permission mode (Shift+Tab). */
+  | { readonly _tag: "CycleMode" }
+  /** Show the last tool call's whole output (Ctrl+O). */
+  | { readonly _tag: "Expand" }
+  /** Choose the menu's command `by` rows down (up when negative). */
+  | { readonly _tag: "MenuMove"; readonly by: number }
+  /** Complete the menu's chosen command (Tab; Enter, which submits it when it is already written out). */
+  | { readonly _tag: "MenuAccept"; readonly enter: boolean }
+  /** Close the menu until the text changes (Esc). */
+  | { readonly _tag: "MenuClose" }
   | { readonly _tag: "Ignore" }
 
 const edit = (line: InputLine.InputLine): Command => ({ _tag: "Edit", line })
@@ -127,8 +141,16 @@ export const decide = (
   situation: Situation
 ): Command => {
   const name = key?.name ?? ""
+  if (name === "tab" && key?.shift === true) return { _tag: "CycleMode" }
+  if (situation.menu === true && key?.ctrl !== true && key?.meta !== true) {
+    if (name === "up" || name === "down") return { _tag: "MenuMove", by: name === "up" ? -1 : 1 }
+    if (name === "tab") return { _tag: "MenuAccept", enter: false }
+    if (name === "return" || name === "enter") return { _tag: "MenuAccept", enter: true }
+    if (name === "escape") return { _tag: "MenuClose" }
+  }
   if (key?.ctrl === true) {
     if (name === "c") return ctrlC(line, situation)
+    if (name === "o") return { _tag: "Expand" }
     if (name === "d") return line.text === "" ? { _tag: "Exit" } : edit(InputLine.deleteForward(line))
     if (name === "l") return { _tag: "Redraw" }
     const edits = CTRL_EDITS[name]

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { Commands, ContextManagement, type SdkMessage, type Session, SlashCommand, TokenEstimate } from "@keel/core"
+import { Commands, ContextManagement, Permissions, type SdkMessage, type Session, SlashCommand, TokenEstimate } from "@keel/core"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -28,12 +28,17 @@ import * as Signals from "../Signals.js"
 import * as Completion from "./Completion.js"
 import * as Footer from "./Footer.js"
 import * as History from "./History.js"
+import * as LastOutput from "./LastOutput.js"
 import * as LineEditor from "./LineEditor.js"
 import { blockRenderer, codeHighlighter, MarkdownStream } from "./Markdown.js"
+import * as PermissionMode from "./PermissionMode.js"
 import * as PermissionPrompt from "./PermissionPrompt.js"
 import { Renderer } from "./Renderer.js"
 import * as ResumeCommand from "./ResumeCommand.js"
 import * as Screen from "./Screen.js"
+import * as ShellCommand from "./ShellCommand.js"
+import * as ShellMode from "./ShellMode.js"
+import * as SlashMenu from "./SlashMenu.js"
 import * as Style from "./Style.js"
 import * as TerminalInput from "./TerminalInput.js"
 import * as TrustPrompt from "./TrustPrompt.js"
@@ -113,7 +118,7 @@ const hooks = (p: Printing, firstSessionId: string, firstModel: string): TurnQue
     }])
   return {
     started: (text) => {
-      if (p.echo !== undefined && text !== undefined) renderer.line(p.echo(text))
+      if (p.echo !== undefined && text !== undefined) renderer.line(p.echo(ShellCommand.shown(text)))
       if (text === undefined || !text.trim().startsWith("/")) renderer.waiting()
     },
     render: (message) => (screen !== undefined ? screen.batch(() => renderer.render(message)) : renderer.render(message)),
@@ -136,7 +141,7 @@ const hooks = (p: Printing, firstSessionId: string, firstModel: string): TurnQue
         // After every turn and command but /exit: the figures a command changed (/compact, /model, /clear, /resume) show at once.
         if (!/^\/(exit|quit)\b/.test(command)) renderer.statusLine()
       }),
-    queued: (previews) => screen?.set({ queued: Footer.queuedRows(previews, p.columns(), style) }),
+    queued: (previews) => screen?.set({ queued: Footer.queuedRows(previews.map(ShellCommand.shown), p.columns(), style) }),
     refused: (_, reason) => renderer.line(style.red(`Not queued: ${reason}`)),
     reply: (text, queue) => {
       const command = text.trim()
@@ -259,12 +264,17 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     resume,
     commands: (await runtime.runPromise(Commands.Commands)).commands
   }
+  // Ctrl+O prints the last tool call's whole output (see LastOutput for why it prints rather than toggles).
+  const lastOutput = LastOutput.make(cwd)
   const firstModel = await runtime.runPromise(current.session.model)
+  const printingHooks = hooks(printing, await runtime.runPromise(current.session.sessionId), firstModel)
   const queue = await runtime.runPromise(
-    TurnQueue.make(current.session, hooks(printing, await runtime.runPromise(current.session.sessionId), firstModel)).pipe(
-      Scope.extend(turnsScope)
-    )
+    TurnQueue.make(current.session, {
+      ...printingHooks,
+      render: (message) => (lastOutput.observe(message), printingHooks.render(message))
+    }).pipe(Scope.extend(turnsScope))
   )
+  const shell = ShellMode.make({ cwd, timeoutMs: ShellCommand.timeoutFrom(term.env), style, line: (text) => renderer!.line(text) })
 
   // SIGINT from outside (kill -INT, or Ctrl+C when stdin is not a terminal): interrupt the turn, or leave.
   const onSignal = () => (queue.running() ? queue.interrupt() : leave())
@@ -280,23 +290,48 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   // `keel "prompt"` starts with that prompt.
   const first = flags.prompt !== undefined && flags.prompt.trim() !== "" ? flags.prompt : undefined
   if (screen !== undefined) {
+    // Shift+Tab switches the session's permission policy itself: the next tool calls are checked in the new mode.
+    const permissions = await runtime.runPromise(Permissions.Permissions)
+    const bypassAllowed = permissions.config.mode === "bypassPermissions" || permissions.config.bypassAvailable === true
+    const commands = (await runtime.runPromise(Commands.Commands)).commands
     keys = TerminalInput.make({
       input,
       screen,
       prompt: promptText,
       continuation,
-      completer: Completion.completer(cwd, (await runtime.runPromise(Commands.Commands)).commands),
+      completer: Completion.completer(cwd, commands),
+      menu: SlashMenu.items([...commands, ...Completion.REPL_COMMANDS]),
+      modeRow: () => PermissionMode.indicator(permissions.config.mode, style),
+      shellHint: `${style.bold(style.magenta("!"))} ${style.dim("shell mode: runs here, its output goes to the conversation")}`,
+      style,
+      columns: () => output.columns ?? 80,
       history: History.load(home),
       onEntry: (entry) => History.append(home, entry),
       exitHint: style.dim("(press Ctrl+C again to exit, or Ctrl+D)"),
       droppedNote: style.dim("(queued prompt dropped)"),
       list: (candidates) => renderer!.line(style.dim(candidates.join("  "))),
       handlers: {
-        submit: (text) => void queue.submit(text),
-        interrupt: queue.interrupt,
+        submit: (text) => {
+          const command = ShellCommand.commandOf(text)
+          if (command !== undefined && command !== "") return void shell.run(command)
+          void queue.submit(text.trim().startsWith("/") ? text : shell.withContext(text))
+        },
+        interrupt: () => (shell.running() ? shell.interrupt() : queue.interrupt()),
         pullBack: queue.pullBack,
         exit: leave,
-        situation: () => ({ running: queue.running(), queued: queue.queued() })
+        situation: () => ({ running: queue.running() || shell.running(), queued: queue.queued() }),
+        cycleMode: () =>
+          runtime.runPromise(
+            permissions.setMode(PermissionMode.next(permissions.config.mode, bypassAllowed)).pipe(
+              Effect.catchTag("ModeRefused", (refused) => Effect.sync(() => renderer!.line(style.red(refused.message))))
+            )
+          ),
+        expand: () => {
+          const last = lastOutput.last()
+          if (last === undefined) return renderer!.line(style.dim("No tool output yet."))
+          const body = last.text === "" ? style.dim("(no output)") : last.text.replace(/\n$/, "")
+          renderer!.line(`${style.dim("⎿ whole output of")} ${style.bold(last.label)}\n${last.error ? style.red(body) : body}`)
+        }
       }
     })
     keys.start()

@@ -3,7 +3,9 @@
  * (`Screen`), the terminal in raw mode. Each key does what `InputKeys` decides for it: Enter hands
  * the text to `submit` whether a turn runs or not (the session's runtime runs it or queues it), ↑
  * pulls the last queued prompt back, Esc drops it or interrupts, and so on; a permission question
- * takes the next answer key instead. Lines that arrive in one go (a paste) are one prompt.
+ * takes the next answer key instead. Lines that arrive in one go (a paste) are one prompt. Typing
+ * `/` opens the command menu under the line (`SlashMenu`); the row under it shows the permission
+ * mode (Shift+Tab cycles it) or, while the line starts with `!`, that it runs as a shell command.
  *
  * @since 0.1.0
  */
@@ -13,6 +15,8 @@ import * as InputKeys from "./InputKeys.js"
 import * as InputLine from "./InputLine.js"
 import * as PermissionPrompt from "./PermissionPrompt.js"
 import type { Screen } from "./Screen.js"
+import * as SlashMenu from "./SlashMenu.js"
+import type * as Style from "./Style.js"
 
 /** What the keys act on. @category Models */
 export interface Handlers {
@@ -25,6 +29,10 @@ export interface Handlers {
   readonly exit: () => void
   /** Whether a turn runs, and how many prompts wait. */
   readonly situation: () => { readonly running: boolean; readonly queued: number }
+  /** Switches to the next permission mode (Shift+Tab); the mode row is drawn again once it resolves. */
+  readonly cycleMode: () => Promise<void>
+  /** Shows the last tool call's whole output (Ctrl+O). */
+  readonly expand: () => void
 }
 
 /** Options of the input. @category Models */
@@ -44,6 +52,14 @@ export interface Options {
   readonly droppedNote: string
   /** Shows a list of completions above the line. */
   readonly list: (candidates: ReadonlyArray<string>) => void
+  /** The commands the `/` menu offers. */
+  readonly menu: ReadonlyArray<SlashMenu.Item>
+  /** The row under the line for the permission mode now (`undefined`: none). */
+  readonly modeRow: () => string | undefined
+  /** The row under the line while it starts with `!`. */
+  readonly shellHint: string
+  readonly style: Style.Style
+  readonly columns: () => number
   readonly handlers: Handlers
 }
 
@@ -67,12 +83,29 @@ export const make = (options: Options): TerminalInput => {
   let pulling = false
   let question: ((answer: PermissionPrompt.Answer) => void) | undefined
   let listening = false
+  // The menu's chosen row, for the text it was chosen at; the text Esc closed the menu at.
+  let menuSelected = 0
+  let menuText = ""
+  let menuClosedAt: string | undefined
 
-  const show = (note?: string) =>
+  // Not over a history entry being browsed: ↑/↓ go on through history.
+  const menuItems = (): ReadonlyArray<SlashMenu.Item> =>
+    menuClosedAt === line.text || line.browsing !== -1 ? [] : SlashMenu.matching(options.menu, line.text)
+
+  const show = (note?: string) => {
+    if (line.text !== menuText) {
+      menuText = line.text
+      menuSelected = 0
+      if (menuClosedAt !== line.text) menuClosedAt = undefined
+    }
+    const shown = menuItems()
     screen.set({
       input: { prompt: options.prompt, continuation: options.continuation, text: line.text, cursor: line.cursor },
+      menu: SlashMenu.rows(shown, menuSelected, options.columns(), options.style),
+      mode: line.text.startsWith("!") ? options.shellHint : options.modeRow(),
       note
     })
+  }
 
   const submitEntered = () => {
     if (!entered) return
@@ -127,6 +160,25 @@ export const make = (options: Options): TerminalInput => {
         return handlers.exit()
       case "Redraw":
         return screen.redraw()
+      case "CycleMode":
+        return void handlers.cycleMode().then(() => show())
+      case "Expand":
+        return handlers.expand()
+      case "MenuMove": {
+        const count = menuItems().length
+        menuSelected = (menuSelected + command.by + count) % Math.max(1, count)
+        return show()
+      }
+      case "MenuAccept": {
+        const chosen = menuItems()[menuSelected]
+        if (chosen === undefined) return show()
+        if (command.enter && line.text === chosen.name) return run({ _tag: "Submit", text: line.text })
+        line = InputLine.set(line, `${chosen.name} `)
+        return show()
+      }
+      case "MenuClose":
+        menuClosedAt = line.text
+        return show()
       case "Ignore":
         return
     }
@@ -155,7 +207,7 @@ export const make = (options: Options): TerminalInput => {
     }
     const armed = exitArmed
     exitArmed = false
-    run(InputKeys.decide(line, text, key, { ...handlers.situation(), exitArmed: armed }))
+    run(InputKeys.decide(line, text, key, { ...handlers.situation(), exitArmed: armed, menu: menuItems().length > 0 }))
   }
 
   return {

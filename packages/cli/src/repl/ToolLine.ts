@@ -47,8 +47,8 @@ export const describeCall = (name: string, input: unknown, cwd: string): string 
   return `${name}(${cut(shown, MAX_INPUT)})`
 }
 
-/** The text of a tool result's content (strings and text blocks; other blocks by kind). */
-const resultText = (content: unknown): string => {
+/** The text of a tool result's content (strings and text blocks; other blocks by kind). @category Rendering */
+export const resultText = (content: unknown): string => {
   if (typeof content === "string") return content
   if (!Array.isArray(content)) return ""
   return content

@@ -57,4 +57,22 @@ describe("InputKeys", () => {
     assert.deepStrictEqual(press(empty, "tab", idle), { _tag: "Complete" })
     assert.deepStrictEqual(press(empty, "l", idle, { ctrl: true }), { _tag: "Redraw" })
   })
+
+  it("Shift+Tab cycles the permission mode and Ctrl+O expands the last output, whatever the line holds", () => {
+    assert.deepStrictEqual(press(typed("half"), "tab", busy, { shift: true }), { _tag: "CycleMode" })
+    assert.deepStrictEqual(press(empty, "tab", { ...idle, menu: true }, { shift: true }), { _tag: "CycleMode" })
+    assert.deepStrictEqual(press(empty, "o", idle, { ctrl: true }), { _tag: "Expand" })
+  })
+
+  it("while the / menu is open, ↑/↓ choose, Tab and Enter complete, Esc closes it; closed, they do what they always do", () => {
+    const menu = { ...idle, menu: true }
+    assert.deepStrictEqual(press(typed("/co"), "up", menu), { _tag: "MenuMove", by: -1 })
+    assert.deepStrictEqual(press(typed("/co"), "down", menu), { _tag: "MenuMove", by: 1 })
+    assert.deepStrictEqual(press(typed("/co"), "tab", menu), { _tag: "MenuAccept", enter: false })
+    assert.deepStrictEqual(press(typed("/co"), "return", menu), { _tag: "MenuAccept", enter: true })
+    assert.deepStrictEqual(press(typed("/co"), "escape", { ...busy, menu: true }), { _tag: "MenuClose" })
+    assert.deepStrictEqual(press(typed("/co"), "tab", idle), { _tag: "Complete" })
+    assert.deepStrictEqual(press(typed("/co"), "return", idle), { _tag: "Submit", text: "/co" })
+    assert.deepStrictEqual(press(typed("/co"), "c", menu, { ctrl: true })._tag, "Edit")
+  })
 })
