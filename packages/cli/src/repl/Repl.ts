@@ -6,8 +6,9 @@
  * the order they run. The answer streams as Markdown, tool calls are lines with outcome and time,
  * a status line follows each turn (model, context, cost), Esc or Ctrl+C interrupts the running turn
  * (what is queued runs next), and a permission `ask` is a question answered with a key. Slash
- * commands go to the session (`/help`, `/cost`, `/compact`, `/clear`, `/model`, `/context`), except
- * `/resume` and `/exit`, which the REPL answers when their turn comes. From a pipe, each line is a
+ * commands go to the session (`/help`, `/cost`, `/compact`, `/clear`, `/model`, `/context`, `/init`),
+ * except `/resume`, `/exit` and the setup commands (`/status`, `/permissions`, `/mcp`, `/memory`:
+ * see `LocalCommands`), which the REPL answers when their turn comes. From a pipe, each line is a
  * prompt, run to its end before the next is read. In a folder the user has not trusted yet, it first
  * asks whether to (`TrustPrompt`). Runs on the same Layer graph as headless mode (`Runtime`).
  *
@@ -25,8 +26,10 @@ import * as Runtime from "../Runtime.js"
 import * as Signals from "../Signals.js"
 import * as Completion from "./Completion.js"
 import * as Footer from "./Footer.js"
+import * as Editor from "./Editor.js"
 import * as History from "./History.js"
 import * as LineEditor from "./LineEditor.js"
+import * as LocalCommands from "./LocalCommands.js"
 import { blockRenderer, codeHighlighter, MarkdownStream } from "./Markdown.js"
 import * as PermissionPrompt from "./PermissionPrompt.js"
 import { Renderer } from "./Renderer.js"
@@ -92,6 +95,8 @@ interface Printing {
   readonly leave: () => void
   /** Runs `/resume arg`; moves the REPL to the session it opened, if it did. */
   readonly resume: (arg: string, queue: TurnQueue.TurnQueue) => Effect.Effect<string>
+  /** The answer to one of the REPL's setup commands (`/status`, `/permissions`, ...), if `text` is one. */
+  readonly local: (text: string) => Effect.Effect<string> | undefined
 }
 
 /** How the REPL prints its turns and answers its own commands (`/exit`, `/resume`). */
@@ -122,12 +127,13 @@ const hooks = (p: Printing, firstSessionId: string): TurnQueue.Hooks => {
       const command = text.trim()
       if (command === "/exit" || command === "/quit") return Effect.sync(() => (p.leave(), []))
       const resume = /^\/resume(?:\s+(.*))?$/.exec(command)
-      if (resume === null) return undefined
+      const answer = resume !== null ? p.resume(resume[1]?.trim() ?? "", queue) : p.local(command)
+      if (answer === undefined) return undefined
       return Effect.gen(function*() {
         const output: SdkMessage.LocalCommandOutput = {
           type: "system",
           subtype: "local_command_output",
-          content: yield* p.resume(resume[1]?.trim() ?? "", queue),
+          content: yield* answer,
           uuid: crypto.randomUUID(),
           session_id: yield* p.session().sessionId
         }
@@ -153,7 +159,7 @@ const readPipe = async (
   pipe.close()
 }
 
-const isReplCommand = (command: string) => /^\/(exit|quit|resume)\b/.test(command)
+const isReplCommand = (command: string) => /^\/(exit|quit|resume|status|permissions|mcp|memory)\b/.test(command)
 
 /**
  * Runs the REPL until the user leaves; returns the exit code (0, or 1 when the session could not
@@ -244,7 +250,19 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     echo: tty ? (text) => text.split("\n").map((line, i) => `${i === 0 ? promptText : continuation}${line}`).join("\n") : undefined,
     columns: () => output.columns ?? 80,
     leave,
-    resume
+    resume,
+    local: (text) => {
+      const answer = LocalCommands.answer(text, {
+        version,
+        cwd,
+        style,
+        session: current.session,
+        options,
+        env: process.env,
+        edit: screen !== undefined ? Editor.edit({ input, redraw: () => screen.redraw() }) : undefined
+      })
+      return answer === undefined ? undefined : Effect.promise(() => runtime.runPromise(answer))
+    }
   }
   const queue = await runtime.runPromise(
     TurnQueue.make(current.session, hooks(printing, await runtime.runPromise(current.session.sessionId))).pipe(
