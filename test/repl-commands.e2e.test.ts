@@ -177,11 +177,15 @@ describe("keel REPL commands", () => {
     enter(term, "/memory")
     const screen = await term.waitFor(/1\. AGENTS\.md\s+project · 24 chars/)
     capture("memory", screen)
+    assert.include(screen, `Project instructions: AGENTS.md (/memory project) · yours, for every project: ${path.join(dir, ".keel-home", "KEEL.md")}`)
     enter(term, "/memory 1")
     await term.waitFor(`Edited AGENTS.md with ${editor}.`)
     assert.include(fs.readFileSync(path.join(dir, "AGENTS.md"), "utf8"), "Edited by the editor.")
     enter(term, "/memory 7")
     await term.waitFor("No instruction file 7: /memory lists 1 to 1.")
+    enter(term, "/memory user")
+    await term.waitFor(`Edited .keel-home/KEEL.md with ${editor}.`)
+    assert.strictEqual(fs.readFileSync(path.join(dir, ".keel-home", "KEEL.md"), "utf8"), "Edited by the editor.\n")
   })
 
   it("/memory without $EDITOR prints the file's path", async () => {

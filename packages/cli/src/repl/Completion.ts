@@ -18,7 +18,7 @@ export const REPL_COMMANDS: ReadonlyArray<SlashCommand.Command> = [
   { name: "status", description: "Show the version, session, model, API, permission mode, MCP servers, context and settings files" },
   { name: "permissions", argumentHint: "[allow|ask|deny <rule> | remove <rule>]", description: "List the permission rules and mode, or add or remove a rule" },
   { name: "mcp", description: "Show the MCP servers, their status and their tools" },
-  { name: "memory", argumentHint: "[number or path]", description: "List the instruction files in the context, or open one in $EDITOR" },
+  { name: "memory", argumentHint: "[number, path, user or project]", description: "List the instruction files in the context, or open one in $EDITOR" },
   { name: "exit", description: "Leave Keel (Ctrl+D does too)" }
 ]
 

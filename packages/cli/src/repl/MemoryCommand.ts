@@ -2,8 +2,10 @@
  * `/memory`: the instruction files in the session's context, numbered: those its system prompt was
  * built from (the user's, then the project's from the repository root down, and what they import),
  * then the nested ones a tool call brought in during the conversation, each with its scope and
- * size. `/memory <number or path>` opens one in `$VISUAL` or `$EDITOR` when set (the input line set
- * aside meanwhile), and otherwise prints its path to open by hand. The context is built when the
+ * size, and where the user's and the project's own files are (as Claude Code's menu shows them, loaded
+ * or not). `/memory <number or path>` opens one in `$VISUAL` or `$EDITOR` when set (the input line
+ * set aside meanwhile), and otherwise prints its path to open by hand; `/memory user` is the user's
+ * `$KEEL_HOME/KEEL.md`, `/memory project` the project's `AGENTS.md` (or the `CLAUDE.md` it uses). The context is built when the
  * session starts: `/context refresh` reads the edited files again for the next turns. The REPL
  * answers it: the editor runs in its terminal.
  *
@@ -60,14 +62,26 @@ const SCOPES: Readonly<Record<string, string>> = {
   nested: "nested, read during the conversation"
 }
 
+/** The user's own instruction file (`$KEEL_HOME/KEEL.md`). */
+const userFile = Effect.map(Effect.orElseSucceed(ContextManagement.homeConfig, () => "~/.keel"), (home) => nodePath.join(home, "KEEL.md"))
+
+/** The project's instruction file: the `CLAUDE.md` it uses when it has no `AGENTS.md`, else `AGENTS.md`. */
+const projectFile = (files: ReadonlyArray<Entry>, cwd: string): string => {
+  const here = (name: string) => files.find((f) => f.path === nodePath.join(cwd, name))
+  return (here("AGENTS.md") ?? here("CLAUDE.md") ?? here(nodePath.join(".claude", "CLAUDE.md")))?.path ?? nodePath.join(cwd, "AGENTS.md")
+}
+
 const list = (context: Context): Answer =>
   Effect.gen(function*() {
     const { style } = context
     const files = yield* entries(context.session)
-    const home = yield* Effect.orElseSucceed(ContextManagement.homeConfig, () => "~/.keel")
+    const user = yield* userFile
+    const where = style.dim(
+      `Project instructions: ${shown(projectFile(files, context.cwd), context.cwd)} (/memory project) · ` +
+        `yours, for every project: ${user} (/memory user)`
+    )
     if (files.length === 0) {
-      return "No instruction files are in the context.\n" +
-        style.dim(`/init writes AGENTS.md for this project; your own instructions for every project go in ${nodePath.join(home, "KEEL.md")}.`)
+      return `No instruction files are in the context.\n${where}\n` + style.dim("/init writes AGENTS.md for this project from its code.")
     }
     const width = String(files.length).length
     const lines = [style.bold("Instruction files in the context")]
@@ -78,7 +92,7 @@ const list = (context: Context): Answer =>
           style.dim(`${SCOPES[f.scope] ?? f.scope}${from} · ${f.chars.toLocaleString("en-US")} chars`)
       )
     })
-    lines.push("", style.dim("/memory <number or path> opens one in $EDITOR; /context refresh reads the files again for the next turns."))
+    lines.push("", where, style.dim("/memory <number or path> opens one in $EDITOR; /context refresh reads the files again for the next turns."))
     return lines.join("\n")
   })
 
@@ -90,7 +104,13 @@ const open = (arg: string, context: Context): Answer =>
     if (Number.isInteger(n) && !/^\D/.test(arg) && (n < 1 || n > files.length)) {
       return style.red(`No instruction file ${arg}: /memory lists ${files.length === 0 ? "none" : `1 to ${files.length}`}.`)
     }
-    const file = Number.isInteger(n) ? files[n - 1]!.path : nodePath.resolve(context.cwd, arg)
+    const file = arg === "user"
+      ? yield* userFile
+      : arg === "project"
+      ? projectFile(files, context.cwd)
+      : Number.isInteger(n)
+      ? files[n - 1]!.path
+      : nodePath.resolve(context.cwd, arg)
     const editor = context.env.VISUAL ?? context.env.EDITOR
     if (editor === undefined || editor.trim() === "" || context.edit === undefined) {
       return `${file}\n` + style.dim("Set $EDITOR (or $VISUAL) to open it from here; /context refresh reads it again once edited.")
