@@ -88,13 +88,20 @@ describe("keel REPL commands", () => {
       path.join(dir, ".keel", "settings.json"),
       JSON.stringify({ permissions: { allow: ["Bash(ls:*)"], deny: ["Read(./.env)"] } })
     )
-    const { term } = await repl([], { dir })
+    fs.mkdirSync(path.join(dir, ".claude"))
+    fs.writeFileSync(path.join(dir, ".claude", "settings.json"), JSON.stringify({ permissions: { ask: ["WebFetch"] } }))
+    const { term } = await repl([], { dir, args: ["--allowedTools", "Grep"] })
     enter(term, "/permissions")
     const screen = await term.waitFor(/Bash\(ls:\*\)[\s\S]*› $/m).catch(() => term.screen())
     capture("permissions", term.screen())
     assert.match(screen, /Mode: default/)
     assert.match(screen, /Allow[\s\S]*Bash\(ls:\*\)\s+\.keel\/settings\.json/)
     assert.match(screen, /Deny[\s\S]*Read\(\.\/\.env\)\s+\.keel\/settings\.json/)
+    assert.match(screen, /Ask\n\s+WebFetch\s+\.claude\/settings\.json/)
+    assert.match(screen, /Grep\s+--allowedTools/)
+    assert.match(screen, /Workspace: \/\S+keel-e2e-\S+ \(file tools use these without asking\)/)
+    enter(term, "/permissions remove WebFetch")
+    await term.waitFor("Removed WebFetch for this session. It is also in .claude/settings.json, which Keel does not edit")
   })
 
   it("/permissions allow saves the rule to .keel/settings.local.json and the next call runs without asking", async () => {

@@ -17,6 +17,7 @@ import * as Ref from "effect/Ref"
 import * as fs from "node:fs"
 import * as nodePath from "node:path"
 import type { Answer, Context } from "./LocalCommands.js"
+import { shown } from "./ShownPath.js"
 
 /** An instruction file in the context. @category Models */
 export interface Entry {
@@ -48,11 +49,6 @@ const charsOf = (file: string): number => {
   } catch {
     return 0
   }
-}
-
-const shown = (file: string, cwd: string) => {
-  const relative = nodePath.relative(cwd, file)
-  return relative !== "" && !relative.startsWith("..") && !nodePath.isAbsolute(relative) ? relative : file
 }
 
 const SCOPES: Readonly<Record<string, string>> = {

@@ -19,6 +19,7 @@ import * as SavedPermissions from "../settings/SavedPermissions.js"
 import type * as SettingsLoader from "../settings/SettingsLoader.js"
 import type { Answer, Context } from "./LocalCommands.js"
 import * as SettingsNow from "./SettingsNow.js"
+import { shown } from "./ShownPath.js"
 
 /** A rule's behaviour. @category Models */
 export type Behavior = "allow" | "ask" | "deny"
@@ -72,7 +73,11 @@ const list = (context: Context): Answer =>
       })
     }))
     const width = Math.max(0, ...rows.flatMap((r) => r.rules.map((x) => x.rule.length)))
-    const lines = [`${style.bold("Mode:")} ${config.mode}`]
+    const lines = [
+      `${style.bold("Mode:")} ${config.mode}`,
+      `${style.bold("Workspace:")} ${[context.cwd, ...(config.additionalDirectories ?? [])].join(", ")} ` +
+        style.dim("(file tools use these without asking)")
+    ]
     for (const { behavior, rules } of rows) {
       lines.push("", style.bold(behavior[0]!.toUpperCase() + behavior.slice(1)))
       if (rules.length === 0) lines.push(style.dim("  (none)"))
@@ -100,7 +105,7 @@ const add = (behavior: Behavior, words: string, context: Context): Answer =>
     const permissions = yield* Permissions.Permissions
     const formatted = PermissionRule.format(rule)
     const file = SavedPermissions.fileOf(destination, yield* home, context.cwd)
-    const shown = displayed(file, context.cwd)
+    const where = shown(file, context.cwd)
     const update: PermissionUpdate.PermissionUpdate = {
       type: "addRules",
       rules: [{ toolName: rule.toolName, ...(rule.content !== undefined ? { ruleContent: rule.content } : {}) }],
@@ -111,7 +116,7 @@ const add = (behavior: Behavior, words: string, context: Context): Answer =>
     if (saved._tag === "Left") return style.red(`Could not save the rule: ${saved.left.message}. Nothing was changed.`)
     const already = permissions.config[behavior].some((r) => PermissionRule.format(r) === formatted)
     yield* permissions.update([{ ...update, destination: "session" }], context.cwd)
-    return `${already ? "Kept" : "Added"} ${behavior} rule ${style.bold(formatted)} in ${shown}` +
+    return `${already ? "Kept" : "Added"} ${behavior} rule ${style.bold(formatted)} in ${where}` +
       style.dim(already ? " (it was in force already)." : "; it applies from the next tool call.")
   })
 
@@ -130,11 +135,6 @@ const readJson = (file: string): unknown => {
   } catch {
     return undefined
   }
-}
-
-const displayed = (file: string, cwd: string) => {
-  const relative = nodePath.relative(cwd, file)
-  return relative !== "" && !relative.startsWith("..") && !nodePath.isAbsolute(relative) ? relative : file
 }
 
 const remove = (text: string, context: Context): Answer =>
@@ -173,7 +173,7 @@ const remove = (text: string, context: Context): Answer =>
     // Files Keel does not write (`.claude/`, `--settings`) may list it too: then it comes back next session.
     const loaded = yield* SettingsNow.load(context.options, context.cwd)
     const elsewhere = loaded.layers.filter((l) => BEHAVIORS.some((b) => (l.settings.permissions?.[b] ?? []).some((r) => normalize(r) === rule)))
-    const from = files.length > 0 ? ` from ${files.map((f) => displayed(f.file, context.cwd)).join(", ")}` : " for this session"
+    const from = files.length > 0 ? ` from ${files.map((f) => shown(f.file, context.cwd)).join(", ")}` : " for this session"
     return `Removed ${style.bold(rule)}${from}.` +
       (elsewhere.length > 0
         ? style.yellow(` It is also in ${elsewhere.map((l) => l.name).join(", ")}, which Keel does not edit: remove it there too, or it applies again next session.`)
