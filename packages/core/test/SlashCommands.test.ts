@@ -145,7 +145,7 @@ describe("slash commands", () => {
       assert.strictEqual(result.is_error, true)
       assert.strictEqual(result.num_turns, 0)
       assert.include(result.errors![0]!, "Unknown command: /frobnicate.")
-      assert.include(result.errors![0]!, "/compact, /clear, /context, /cost, /model, /goal, /help")
+      assert.include(result.errors![0]!, "/compact, /clear, /context, /cost, /model, /goal, /init, /help")
       assert.include(result.errors![0]!, "Nothing was sent to the model")
       assert.deepStrictEqual(yield* requests, [])
       assert.deepStrictEqual(yield* messagesOf(session), [])

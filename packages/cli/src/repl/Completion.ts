@@ -15,6 +15,10 @@ export type Completer = (line: string) => [Array<string>, string]
 /** The commands the REPL answers itself (the session answers the rest). @category Constants */
 export const REPL_COMMANDS: ReadonlyArray<SlashCommand.Command> = [
   { name: "resume", argumentHint: "[session id or number]", description: "List this folder's saved sessions, or switch to one" },
+  { name: "status", description: "Show the version, session, model, API, permission mode, MCP servers, context and settings files" },
+  { name: "permissions", argumentHint: "[allow|ask|deny <rule> | remove <rule>]", description: "List the permission rules and mode, or add or remove a rule" },
+  { name: "mcp", description: "Show the MCP servers, their status and their tools" },
+  { name: "memory", argumentHint: "[number, path, user or project]", description: "List the instruction files in the context, or open one in $EDITOR" },
   { name: "exit", description: "Leave Keel (Ctrl+D does too)" }
 ]
 

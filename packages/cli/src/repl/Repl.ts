@@ -7,10 +7,11 @@
  * a live working line counts the turn's time and output tokens (a retry counts down in its place),
  * a status line follows each turn and command (model, context, cost), Esc or Ctrl+C interrupts the
  * running turn (what is queued runs next), and a permission `ask` is a question answered with a
- * key. Slash commands go to the session (`/cost`, `/compact`, `/clear`, `/model`, `/context`),
- * except `/resume`, `/exit` and `/help` (the session's commands and these in one list), which the
- * REPL answers when their turn comes. From a pipe, each line is a prompt, run to its end before the
- * next is read. In a folder the user has not trusted yet, it first
+ * key. Slash commands go to the session (`/cost`, `/compact`, `/clear`, `/model`, `/context`,
+ * `/init`), except `/resume`, `/exit`, `/help` (the session's commands and the REPL's in one list)
+ * and the setup commands (`/status`, `/permissions`, `/mcp`, `/memory`: see `LocalCommands`), which
+ * the REPL answers when their turn comes. From a pipe, each line is a prompt, run to its end before
+ * the next is read. In a folder the user has not trusted yet, it first
  * asks whether to (`TrustPrompt`). Runs on the same Layer graph as headless mode (`Runtime`).
  *
  * @since 0.1.0
@@ -27,9 +28,11 @@ import * as Runtime from "../Runtime.js"
 import * as Signals from "../Signals.js"
 import * as Completion from "./Completion.js"
 import * as Footer from "./Footer.js"
+import * as Editor from "./Editor.js"
 import * as History from "./History.js"
 import * as LastOutput from "./LastOutput.js"
 import * as LineEditor from "./LineEditor.js"
+import * as LocalCommands from "./LocalCommands.js"
 import { blockRenderer, codeHighlighter, MarkdownStream } from "./Markdown.js"
 import * as PermissionMode from "./PermissionMode.js"
 import * as PermissionPrompt from "./PermissionPrompt.js"
@@ -99,6 +102,8 @@ interface Printing {
   readonly resume: (arg: string, queue: TurnQueue.TurnQueue) => Effect.Effect<string>
   /** The session's commands (`/help` lists them with the REPL's own). */
   readonly commands: ReadonlyArray<SlashCommand.Command>
+  /** The answer to one of the REPL's setup commands (`/status`, `/permissions`, ...), if `text` is one. */
+  readonly local: (text: string) => Effect.Effect<string> | undefined
 }
 
 /** How the REPL prints its turns and answers its own commands (`/exit`, `/resume`). */
@@ -148,8 +153,9 @@ const hooks = (p: Printing, firstSessionId: string, firstModel: string): TurnQue
       if (command === "/exit" || command === "/quit") return Effect.sync(() => (p.leave(), []))
       if (/^\/help\b/.test(command)) return output(helpText(p.commands))
       const resume = /^\/resume(?:\s+(.*))?$/.exec(command)
-      if (resume === null) return undefined
-      return Effect.flatMap(p.resume(resume[1]?.trim() ?? "", queue), output)
+      const answer = resume !== null ? p.resume(resume[1]?.trim() ?? "", queue) : p.local(command)
+      if (answer === undefined) return undefined
+      return Effect.flatMap(answer, output)
     }
   }
 }
@@ -170,7 +176,7 @@ const readPipe = async (
   pipe.close()
 }
 
-const isReplCommand = (command: string) => /^\/(exit|quit|resume|help)\b/.test(command)
+const isReplCommand = (command: string) => /^\/(exit|quit|resume|help|status|permissions|mcp|memory)\b/.test(command)
 
 /**
  * Runs the REPL until the user leaves; returns the exit code (0, or 1 when the session could not
@@ -262,7 +268,19 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
     columns: () => output.columns ?? 80,
     leave,
     resume,
-    commands: (await runtime.runPromise(Commands.Commands)).commands
+    commands: (await runtime.runPromise(Commands.Commands)).commands,
+    local: (text) => {
+      const answer = LocalCommands.answer(text, {
+        version,
+        cwd,
+        style,
+        session: current.session,
+        options,
+        env: process.env,
+        edit: screen !== undefined ? Editor.edit({ input, redraw: () => screen.redraw() }) : undefined
+      })
+      return answer === undefined ? undefined : Effect.promise(() => runtime.runPromise(answer))
+    }
   }
   // Ctrl+O prints the last tool call's whole output (see LastOutput for why it prints rather than toggles).
   const lastOutput = LastOutput.make(cwd)

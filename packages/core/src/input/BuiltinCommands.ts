@@ -2,7 +2,8 @@
  * The commands every session has, the default `Commands` layer: `/compact [instructions]`,
  * `/clear`, `/context` (what the context window holds), `/cost` (the session's cost and tokens per
  * model), `/model [name]` (show the model, or switch later turns to another), `/goal` (the
- * session's persistent goal, see `GoalCommand`) and `/help`.
+ * session's persistent goal, see `GoalCommand`), `/init` (a turn that writes the repository's
+ * `AGENTS.md`, see `InitCommand`) and `/help`.
  *
  * @since 0.1.0
  */
@@ -16,6 +17,7 @@ import * as Pricing from "../session/Pricing.js"
 import * as TurnEnvelope from "../session/TurnEnvelope.js"
 import { type Command, type CommandContext, CommandResult, type Commands, layer as commandsLayer } from "./Commands.js"
 import * as GoalCommand from "./GoalCommand.js"
+import * as InitCommand from "./InitCommand.js"
 import * as SlashCommand from "./SlashCommand.js"
 
 /** What `/model` aliases stand for (`default`: the session's starting model). @category Constants */
@@ -127,6 +129,7 @@ export const all: ReadonlyArray<Command> = [
     run: (args, context) => model(context, args)
   },
   GoalCommand.command,
+  InitCommand.command,
   {
     name: "help",
     description: "Show the commands and how to attach files with @path",

@@ -146,6 +146,11 @@ export interface Service {
    * available (`bypassAvailable`): no request alone can turn the checks off.
    */
   readonly setMode: (mode: Mode) => Effect.Effect<void, ModeRefused>
+  /**
+   * Applies `updates` to the policy for the calls checked after it (the REPL's `/permissions`);
+   * answers what was refused and why (see `PermissionUpdate.apply`). Nothing is written to a file.
+   */
+  readonly update: (updates: ReadonlyArray<PermissionUpdate.PermissionUpdate>, cwd: string) => Effect.Effect<ReadonlyArray<string>>
 }
 
 /** @category Context */
@@ -308,6 +313,15 @@ export const makeAsking = (config: Config, asker: Asker | undefined, options: As
         : Effect.sync(() => {
           current = { ...current, mode }
         }),
+    update: (updates, cwd) =>
+      Effect.sync(() => {
+        const applied = PermissionUpdate.apply(current, updates, {
+          cwd,
+          bypassAllowed: config.mode === "bypassPermissions" || config.bypassAvailable === true
+        })
+        current = applied.config
+        return applied.refused
+      }),
     // A Bash call is judged on its syntax tree: the grammar loads on the first one.
     check: (request) => Effect.zipRight(request.toolName === "Bash" ? BashGrammar.ready : Effect.void, Effect.suspend((): Effect.Effect<Decision> => {
       const decided = decide(current, request)
