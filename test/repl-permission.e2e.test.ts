@@ -4,13 +4,14 @@
  * it would do (the command, or the diff), then the question; nothing runs and no timer counts while
  * it waits, and the call's time counts from the answer. `a` says which rules it adds and a later
  * call they cover is not asked; `n` takes a reason that the model is told; Esc denies without one.
- * Denials, tool errors and interrupted calls show once, as text, without the tags the model reads.
+ * Denials (the user's and a rule's), tool errors and interrupted calls show once, as text, without
+ * the tags the model reads. From a pipe, the answer is a line (`n not today`).
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, workdir } from "./support/KeelProcess.js"
+import { closeServers, envFor, fake, run, workdir } from "./support/KeelProcess.js"
 import * as Terminal from "./support/Terminal.js"
 
 afterEach(async () => {
@@ -21,10 +22,17 @@ afterEach(async () => {
 const PROMPT = "› "
 
 /** A REPL in a fresh project against a fake API playing `script`. */
-const repl = async (script: ReadonlyArray<FakeAnthropic.ScriptItem>, options: { readonly env?: Record<string, string> } = {}) => {
+const repl = async (
+  script: ReadonlyArray<FakeAnthropic.ScriptItem>,
+  options: { readonly env?: Record<string, string>; readonly args?: ReadonlyArray<string> } = {}
+) => {
   const server = await fake(script)
   const dir = workdir()
-  const term = Terminal.open({ cwd: dir, env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home"), ...options.env } })
+  const term = Terminal.open({
+    cwd: dir,
+    env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home"), ...options.env },
+    ...(options.args !== undefined ? { args: options.args } : {})
+  })
   await term.waitFor(PROMPT)
   return { server, term, dir }
 }
@@ -200,4 +208,33 @@ describe("keel REPL permission question", () => {
     const line = term.screen({ escapes: true }).split("\n").find((l) => l.includes("⎿") && /Interrupted(?!\.)/.test(l))!
     assert.match(line, /\x1b\[[0-9;]*2m/, "dim")
   }, 90_000)
+
+  it("a call a rule denies shows the rule's message once, as its outcome, without tags", async () => {
+    const { server, term } = await repl([
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "rm -rf build" } }]),
+      FakeAnthropic.textReply("the rule said no")
+    ], { args: ["--disallowedTools", "Bash(rm:*)"] })
+    enter(term, "clean up")
+    const screen = await term.waitFor("the rule said no")
+    assert.notInclude(screen, "Allow Bash(", "nothing is asked")
+    const message = toolResults(server, 1)[0].content.replace(/<\/?tool_use_error>/g, "")
+    assert.include(message, "Bash(rm:*)")
+    assert.include(screen, `⎿ ${message}`)
+    assert.strictEqual(count(screen, "Bash(rm:*)"), 1, `the denial shows once:\n${screen}`)
+    assert.notMatch(screen, NO_TAGS)
+  })
+
+  it("over piped stdin, the answer is a line: `n` and the reason after it", async () => {
+    const server = await fake([
+      FakeAnthropic.toolUseReply([{ name: "Bash", input: { command: "rm -rf build" } }]),
+      FakeAnthropic.textReply("left alone")
+    ])
+    const dir = workdir()
+    fs.mkdirSync(path.join(dir, "build"))
+    const r = await run([], { env: envFor(server), cwd: dir, stdin: "clean up\nn not today\n" })
+    assert.strictEqual(r.code, 0, r.stderr)
+    inOrder(r.stdout, ["● Bash(rm -rf build)", "$ rm -rf build", "? Allow Bash(rm -rf build)?", "⎿ Denied by you: not today", "left alone"])
+    assert.include(JSON.stringify(toolResults(server, 1)[0].content), "not today")
+    assert.isTrue(fs.existsSync(path.join(dir, "build")))
+  })
 })
