@@ -155,7 +155,8 @@ describe("keel REPL habits", () => {
       assert.notInclude(liveArea(screen), "/compact")
       term.send("BSpace", "BSpace")
       term.type("co")
-      screen = await until(term, (s) => !s.includes("/greet") && s.includes("/cost"), "the menu lists /co…")
+      // The typed "/co" on the line, and the menu under it filtered (not the whole list "/" opened).
+      screen = await until(term, (s) => !s.includes("/greet") && s.includes("/cost") && !liveArea(s).includes("/model"), "the menu lists /co…")
       assert.notInclude(liveArea(screen), "/model")
       term.send("Escape")
       screen = await until(term, (s) => !s.includes("/compact"), "Esc closed the menu")

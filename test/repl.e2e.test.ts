@@ -157,8 +157,10 @@ describe("keel REPL", () => {
     term.send("Enter")
     await term.waitFor("Allow Bash(echo two > two.txt)?")
     term.type("n")
+    await term.waitFor("Why not?")
+    term.send("Enter")
     const screen = await term.waitFor("could not write two")
-    assert.include(screen, "→ denied")
+    assert.include(screen, "⎿ Denied by you")
     assert.isFalse(fs.existsSync(path.join(dir, "two.txt")))
     const denied = toolResults(server, 3)[0]
     assert.strictEqual(denied.is_error, true)

@@ -1,19 +1,22 @@
 /**
  * Renders a session's messages in the terminal as they arrive: the answer streams as Markdown,
- * each tool call is a line (tool and short input) followed by its outcome and time, long calls show
- * their progress in place, and compactions and denials are short notices. After each turn, errors
- * in red, then the status line (`statusLine`, once the REPL knows what a command changed). Under a
- * live input line (`Output.live`), the answer's unfinished line and the working line (elapsed time
- * and output tokens, redrawn each second), a retry's countdown, or a tool's progress show in the
- * live area below the output; elsewhere a retry is a notice.
+ * each tool call is a line (tool and short input) followed by its outcome and time (timed from the
+ * permission answer when one was asked; a denial is said once, on the outcome line), long calls show
+ * their progress in place, and compactions are short notices. After each turn, errors in red, then
+ * the status line (`statusLine`, once the REPL knows what a command changed). Under a live input
+ * line (`Output.live`), the answer's unfinished line and the working line (elapsed time and output
+ * tokens, redrawn each second), a retry's countdown, or a tool's progress show in the live area
+ * below the output; elsewhere a retry is a notice.
  *
  * @since 0.1.0
  */
 import type { SdkMessage } from "@keel/core"
 import { MarkdownStream } from "./Markdown.js"
 import * as Notice from "./Notice.js"
+import type * as PermissionPrompt from "./PermissionPrompt.js"
 import * as StatusLine from "./StatusLine.js"
 import type { Style } from "./Style.js"
+import { describeDenial, ToolCalls } from "./ToolCalls.js"
 import * as ToolLine from "./ToolLine.js"
 import * as Working from "./Working.js"
 
@@ -62,17 +65,12 @@ const intervals = (ms: number, f: () => void): () => void => {
   return () => clearInterval(timer)
 }
 
-interface Call {
-  readonly label: string
-  readonly startedAt: number
-}
-
 /**
  * The rendering state of a REPL: feed it every message of every turn with `render`.
  *
  * @category Models
  */
-export class Renderer {
+export class Renderer implements PermissionPrompt.Calls {
   private markdown: MarkdownStream | undefined = undefined
   /** The raw text of the answer's unfinished line, as shown (terminals only). */
   private partialShown = ""
@@ -80,7 +78,7 @@ export class Renderer {
   private transient = false
   /** Whether the last thing written ended a line. */
   private atLineStart = true
-  private readonly calls = new Map<string, Call>()
+  private readonly calls = new ToolCalls()
   private model = ""
   private contextTokens = 0
   private contextWindow = 0
@@ -246,6 +244,27 @@ export class Renderer {
     this.options.out.live?.status(undefined)
   }
 
+  /** A call's line, shown once (`startedAt` `undefined`: it waits for a permission answer). */
+  private callLine(id: string, name: string, input: unknown, startedAt: number | undefined): void {
+    const label = ToolLine.describeCall(name, input, this.options.cwd)
+    this.calls.add(id, label, startedAt)
+    this.line(`${this.options.style.cyan("●")} ${this.options.style.bold(label)}`)
+  }
+
+  /** A permission question about a call is shown next: the call's line first, and no progress or time while it waits. */
+  asking(toolUseId: string, toolName: string, input: unknown): void {
+    this.endAnswer()
+    if (this.calls.get(toolUseId) === undefined) this.callLine(toolUseId, toolName, input, undefined)
+    else this.calls.waiting(toolUseId)
+    this.options.out.live?.status(undefined)
+  }
+
+  /** The question was answered: an allowed call's time starts now; a denial waits for the call's outcome line. */
+  answered(toolUseId: string, answered: PermissionPrompt.Answered): void {
+    if (answered._tag === "Allowed") this.calls.started(toolUseId, this.options.now())
+    else this.calls.denied(toolUseId, { _tag: "ByUser", reason: answered.reason })
+  }
+
   /** Renders one message of the session. */
   render(message: SdkMessage.SdkMessage): void {
     const { style } = this.options
@@ -273,10 +292,9 @@ export class Renderer {
         this.model = message.message.model || this.model
         this.contextTokens = StatusLine.contextTokens(message.message.usage)
         for (const block of message.message.content as ReadonlyArray<{ type: string; id?: string; name?: string; input?: unknown }>) {
-          if (block.type !== "tool_use" || block.id === undefined) continue
-          const label = ToolLine.describeCall(block.name ?? "tool", block.input, this.options.cwd)
-          this.calls.set(block.id, { label, startedAt: this.options.now() })
-          this.line(`${style.cyan("●")} ${style.bold(label)}`)
+          // A call asked about is shown already (its question came first).
+          if (block.type !== "tool_use" || block.id === undefined || this.calls.get(block.id) !== undefined) continue
+          this.callLine(block.id, block.name ?? "tool", block.input, this.options.now())
         }
         return
       }
@@ -287,10 +305,14 @@ export class Renderer {
         const several = this.calls.size > 1
         for (const block of content as ReadonlyArray<{ type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>) {
           if (block.type !== "tool_result" || block.tool_use_id === undefined) continue
-          const call = this.calls.get(block.tool_use_id)
-          this.calls.delete(block.tool_use_id)
-          const outcome = ToolLine.describeOutcome(block, call === undefined ? undefined : this.options.now() - call.startedAt)
+          const call = this.calls.finish(block.tool_use_id)
           const prefix = several && call !== undefined ? `${call.label}: ` : ""
+          if (call?.denial !== undefined) {
+            this.line(`  ${style.dim("⎿")} ${style.yellow(`${prefix}${describeDenial(call.denial)}`)}`)
+            continue
+          }
+          const elapsed = call?.startedAt === undefined ? undefined : this.options.now() - call.startedAt
+          const outcome = ToolLine.describeOutcome(block, elapsed)
           const text = `${prefix}${outcome.text}`
           this.line(`  ${style.dim("⎿")} ${outcome.error ? style.red(text) : style.dim(text)}`)
         }
@@ -301,9 +323,13 @@ export class Renderer {
       case "tool_progress": {
         if (message.parent_tool_use_id !== null) return
         const call = this.calls.get(message.tool_use_id)
-        const label = call?.label ?? message.tool_name
+        // A call waiting for a permission answer is not running.
+        if (call !== undefined && call.startedAt === undefined) return
+        const elapsed = call?.asked === true && call.startedAt !== undefined
+          ? (this.options.now() - call.startedAt) / 1000
+          : message.elapsed_time_seconds
         this.toolShown = true
-        this.progress(style.dim(`  ⎿ ${label} ${ToolLine.describeProgress(message.elapsed_time_seconds)}`))
+        this.progress(style.dim(`  ⎿ ${call?.label ?? message.tool_name} ${ToolLine.describeProgress(elapsed)}`))
         return
       }
       case "system": {
@@ -320,6 +346,10 @@ export class Renderer {
         }
         // The countdown already says how long the wait has left.
         if (this.turn !== undefined && message.subtype === "notification" && message.key === "api_retry_wait") return
+        // A shown call's denial is said once, on its outcome line.
+        if (message.subtype === "permission_denied" && this.calls.get(message.tool_use_id) !== undefined) {
+          return this.calls.denied(message.tool_use_id, { _tag: "ByPolicy", message: message.message })
+        }
         const notice = Notice.describe(message)
         if (notice === undefined) return
         const warn = message.subtype === "api_retry" || message.subtype === "permission_denied" ||

@@ -202,9 +202,10 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
   const canUseTool = PermissionPrompt.make({
     style,
     cwd,
-    keys: tty ? { ask: (signal) => keys!.ask(signal) } : undefined,
+    keys: tty ? { ask: (signal) => keys!.ask(signal), reason: (prompt, signal) => keys!.reason(prompt, signal) } : undefined,
     say: (text) => (renderer !== undefined ? renderer.line(text) : write(`${text}\n`)),
-    line: async () => pipe?.answer()
+    line: async () => pipe?.answer(),
+    calls: () => renderer
   })
 
   // The prompt answers the session's pending actions (permission asks), as any front end does.

@@ -3,9 +3,10 @@
  * (`Screen`), the terminal in raw mode. Each key does what `InputKeys` decides for it: Enter hands
  * the text to `submit` whether a turn runs or not (the session's runtime runs it or queues it), ↑
  * pulls the last queued prompt back, Esc drops it or interrupts, and so on; a permission question
- * takes the next answer key instead. Lines that arrive in one go (a paste) are one prompt. Typing
- * `/` opens the command menu under the line (`SlashMenu`); the row under it shows the permission
- * mode (Shift+Tab cycles it) or, while the line starts with `!`, that it runs as a shell command.
+ * takes the next answer key instead, and the reason after a `n` is read in the input line's place.
+ * Lines that arrive in one go (a paste) are one prompt. Typing `/` opens the command menu under the
+ * line (`SlashMenu`); the row under it shows the permission mode (Shift+Tab cycles it) or, while the
+ * line starts with `!`, that it runs as a shell command.
  *
  * @since 0.1.0
  */
@@ -82,6 +83,8 @@ export const make = (options: Options): TerminalInput => {
   let entered = false
   let pulling = false
   let question: ((answer: PermissionPrompt.Answer) => void) | undefined
+  // A line read for a permission question (the reason after `n`), in place of the input line.
+  let reading: { line: InputLine.InputLine; readonly prompt: string; readonly done: (text: string) => void } | undefined
   let listening = false
   // The menu's chosen row, for the text it was chosen at; the text Esc closed the menu at.
   let menuSelected = 0
@@ -100,11 +103,26 @@ export const make = (options: Options): TerminalInput => {
     }
     const shown = menuItems()
     screen.set({
-      input: { prompt: options.prompt, continuation: options.continuation, text: line.text, cursor: line.cursor },
-      menu: SlashMenu.rows(shown, menuSelected, options.columns(), options.style),
-      mode: line.text.startsWith("!") ? options.shellHint : options.modeRow(),
+      input: reading !== undefined
+        ? { prompt: reading.prompt, continuation: options.continuation, text: reading.line.text, cursor: reading.line.cursor }
+        : { prompt: options.prompt, continuation: options.continuation, text: line.text, cursor: line.cursor },
+      menu: reading !== undefined ? [] : SlashMenu.rows(shown, menuSelected, options.columns(), options.style),
+      mode: reading !== undefined ? undefined : line.text.startsWith("!") ? options.shellHint : options.modeRow(),
       note
     })
+  }
+
+  /** A key while a reason is read: Enter ends the line, Esc and Ctrl+C give none, other keys edit. */
+  const onReasonKey = (text: string | undefined, key: InputKeys.Key | undefined) => {
+    const r = reading!
+    const name = key?.name ?? ""
+    const stop = name === "escape" || (key?.ctrl === true && name === "c")
+    if (stop || name === "return" || name === "enter") return r.done(stop ? "" : r.line.text)
+    const command = InputKeys.decide(r.line, text, key, { running: false, queued: 0, exitArmed: false })
+    if (command._tag === "Edit") {
+      r.line = command.line
+      show()
+    }
   }
 
   const submitEntered = () => {
@@ -185,6 +203,7 @@ export const make = (options: Options): TerminalInput => {
   }
 
   const onKey = (text: string | undefined, key: InputKeys.Key | undefined) => {
+    if (reading !== undefined) return onReasonKey(text, key)
     if (question !== undefined) {
       const answer = PermissionPrompt.answerOf(text, key)
       if (answer === undefined) return
@@ -240,6 +259,20 @@ export const make = (options: Options): TerminalInput => {
           signal.removeEventListener("abort", onAbort)
           resolve(answer)
         }
+      }),
+    reason: (prompt, signal) =>
+      new Promise<string>((resolve) => {
+        if (signal.aborted) return resolve("")
+        const done = (text: string) => {
+          signal.removeEventListener("abort", onAbort)
+          reading = undefined
+          show()
+          resolve(text)
+        }
+        const onAbort = () => done("")
+        signal.addEventListener("abort", onAbort, { once: true })
+        reading = { line: InputLine.make([]), prompt, done }
+        show()
       })
   }
 }

@@ -1,7 +1,7 @@
 /**
  * A tool call as the REPL shows it: one line with the tool and a short form of its input
  * (`Read(src/main.ts)`, `Bash(npm test)`), then its outcome and time (`⎿ 42 lines · 0.3 s`, or the
- * error's first line).
+ * error's first line without the tags the model reads, or `Interrupted`).
  *
  * @since 0.1.0
  */
@@ -60,24 +60,35 @@ export const resultText = (content: unknown): string => {
 
 const seconds = (ms: number): string => (ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`)
 
+/** An error result's text without the `<tool_use_error>` wrapper the model is given. @category Rendering */
+export const unwrapError = (text: string): string =>
+  text.replace(/^\s*<tool_use_error>/, "").replace(/<\/tool_use_error>\s*$/, "")
+
+/** The message an interrupted call's result carries. */
+const INTERRUPTED = "Interrupted by user"
+
 /**
- * The outcome line's text: the error's first line, or how many lines came back; then the time.
+ * The outcome line's text: the error's first line (without tags), `Interrupted` for a call the
+ * user stopped, or how many lines came back; then the time (not for an interrupted call).
  *
  * @category Rendering
  */
 export const describeOutcome = (result: { readonly content?: unknown; readonly is_error?: boolean | undefined }, elapsedMs: number | undefined): {
   readonly error: boolean
+  readonly interrupted: boolean
   readonly text: string
 } => {
   const text = resultText(result.content)
   const time = elapsedMs === undefined ? "" : ` · ${seconds(elapsedMs)}`
   if (result.is_error === true) {
-    const first = text.split("\n").find((l) => l.trim() !== "") ?? "failed"
-    return { error: true, text: `${cut(first, 100)}${time}` }
+    const unwrapped = unwrapError(text).trim()
+    if (unwrapped === INTERRUPTED) return { error: false, interrupted: true, text: "Interrupted" }
+    const first = unwrapped.split("\n").find((l) => l.trim() !== "") ?? "failed"
+    return { error: true, interrupted: false, text: `${cut(first, 100)}${time}` }
   }
   const lines = text === "" ? 0 : text.replace(/\n$/, "").split("\n").length
   const what = lines === 0 ? "done" : lines === 1 ? cut(text, 60) : `${lines} lines`
-  return { error: false, text: `${what}${time}` }
+  return { error: false, interrupted: false, text: `${what}${time}` }
 }
 
 /** How long a call has been running, for its progress line. @category Rendering */

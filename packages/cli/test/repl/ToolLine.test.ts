@@ -21,13 +21,26 @@ describe("ToolLine", () => {
   it("an outcome is the error's first line, one short line, or a line count; then the time", () => {
     assert.deepStrictEqual(ToolLine.describeOutcome({ content: "\nboom: no such file\nmore", is_error: true }, 1234), {
       error: true,
+      interrupted: false,
       text: "boom: no such file · 1.2 s"
     })
-    assert.deepStrictEqual(ToolLine.describeOutcome({ content: "a\nb\nc\n" }, 15_400), { error: false, text: "3 lines · 15 s" })
+    assert.deepStrictEqual(ToolLine.describeOutcome({ content: "a\nb\nc\n" }, 15_400), { error: false, interrupted: false, text: "3 lines · 15 s" })
     assert.deepStrictEqual(ToolLine.describeOutcome({ content: [{ type: "text", text: "ok" }] }, undefined), {
       error: false,
+      interrupted: false,
       text: "ok"
     })
-    assert.deepStrictEqual(ToolLine.describeOutcome({ content: "" }, 100), { error: false, text: "done · 0.1 s" })
+    assert.deepStrictEqual(ToolLine.describeOutcome({ content: "" }, 100), { error: false, interrupted: false, text: "done · 0.1 s" })
+  })
+
+  it("an error's tags are not shown; an interrupted call is `Interrupted`, without a time", () => {
+    assert.deepStrictEqual(
+      ToolLine.describeOutcome({ content: "<tool_use_error>Exit code 2\nls: cannot access</tool_use_error>", is_error: true }, 300),
+      { error: true, interrupted: false, text: "Exit code 2 · 0.3 s" }
+    )
+    assert.deepStrictEqual(
+      ToolLine.describeOutcome({ content: "<tool_use_error>Interrupted by user</tool_use_error>", is_error: true }, 300),
+      { error: false, interrupted: true, text: "Interrupted" }
+    )
   })
 })
