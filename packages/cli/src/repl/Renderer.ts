@@ -272,6 +272,9 @@ export class Renderer implements PermissionPrompt.Calls {
       case "stream_event": {
         if (message.parent_tool_use_id !== null) return
         const event = message.event
+        // A command that runs a model turn (`/init`, a Markdown command) was not shown as working:
+        // its response starting is.
+        if (this.turn === undefined && event.type === "message_start") this.waiting()
         if (this.turn !== undefined) {
           // A response streams: a retry waiting before it has started.
           this.retry = undefined

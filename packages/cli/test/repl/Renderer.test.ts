@@ -203,6 +203,16 @@ describe("Renderer", () => {
     assert.strictEqual(area.at(-1), "-")
   })
 
+  it("a turn not shown as working (a slash command's model turn) shows it once its response starts", () => {
+    const area: Array<string> = []
+    const { r } = renderer(true, 80, { partial: () => {}, status: (text) => area.push(text ?? "-") })
+    r.render(event({ type: "message_stop" }))
+    assert.deepStrictEqual(area, [])
+    r.render(event({ type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-test", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 0 } } }))
+    assert.deepStrictEqual(area, ["✻ working… 0 s · Esc or Ctrl+C to interrupt"])
+    r.idle()
+  })
+
   it("a retry counts down in the live area instead of a line, and is gone once the retry starts", () => {
     const area: Array<string> = []
     const { advance, out, r, tick } = renderer(true, 80, { partial: () => {}, status: (text) => area.push(text ?? "-") })
