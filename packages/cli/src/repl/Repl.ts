@@ -236,7 +236,7 @@ export const run = async (flags: Flags, version: string, term: Terminal): Promis
 
   write(
     `${style.bold("Keel")} ${style.dim(`${version} · ${await runtime.runPromise(current.session.model)} · ${cwd}`)}\n` +
-      style.dim("/help for commands · Tab completes · \\ at the end of a line goes on · Ctrl+C interrupts\n")
+      style.dim("/ commands · ! shell · Shift+Tab permission mode · Ctrl+O last tool output · Ctrl+C interrupts\n")
   )
 
   let leaving = false
