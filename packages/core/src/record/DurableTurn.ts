@@ -18,9 +18,11 @@
  *
  * @since 0.1.0
  */
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import { AssistantMessage, type Message, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
+import * as BashGrammar from "../permission/BashGrammar.js"
 import type * as Tool from "../tool/Tool.js"
 import { errorResult } from "../tool/ToolRuntime.js"
 import type * as JournalEntry from "./JournalEntry.js"
@@ -102,3 +104,24 @@ export const answerOf = (
   if (recorded._tag === "Finished") return recorded.result
   return isIdempotent(tool, use) ? undefined : errorResult(use.id, RecordedResults.CUT_SHORT)
 }
+
+/**
+ * The answers a resumed turn gives the calls `uses` of its cut answer without running them (see
+ * {@link answerOf}), by call id; those not in it run. Bash judges idempotence on its grammar: it
+ * is loaded first.
+ *
+ * @category Resuming
+ */
+export const answers = (
+  recovered: Recovered,
+  uses: ReadonlyArray<ToolUseBlock>,
+  toolOf: (name: string) => Tool.Any | undefined
+): Effect.Effect<ReadonlyMap<string, ToolResultBlock>> =>
+  Effect.map(BashGrammar.ready, () => {
+    const answered = new Map<string, ToolResultBlock>()
+    for (const use of uses) {
+      const answer = answerOf(recovered.calls(use.id), use, toolOf(use.name))
+      if (answer !== undefined) answered.set(use.id, answer)
+    }
+    return answered
+  })

@@ -18,8 +18,7 @@ import * as Stream from "effect/Stream"
 import { Hooks } from "../hook/Hooks.js"
 import * as SessionHooks from "../hook/SessionHooks.js"
 import * as Mentions from "../input/Mentions.js"
-import { AssistantMessage, type Message, TextBlock, type ToolResultBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
-import * as BashGrammar from "../permission/BashGrammar.js"
+import { AssistantMessage, type Message, TextBlock, type ToolUseBlock, UserMessage } from "../message/Message.js"
 import * as DurableTurn from "../record/DurableTurn.js"
 import * as StructuredOutput from "../output/StructuredOutput.js"
 import * as Fallback from "../resilience/Fallback.js"
@@ -195,23 +194,6 @@ const lastToolUses = (messages: ReadonlyArray<Message>): ReadonlyArray<ToolUseBl
 }
 
 /**
- * The answers the session's journal gives calls of a resumed turn (see `DurableTurn.answerOf`);
- * none for a session not recorded. Bash judges idempotence on its grammar: loaded first.
- */
-const recordedAnswers = (engine: Engine, uses: ReadonlyArray<ToolUseBlock>) =>
-  Effect.gen(function*() {
-    const recovered = engine.options.recovered
-    const answers = new Map<string, ToolResultBlock>()
-    if (recovered === undefined) return answers
-    yield* BashGrammar.ready
-    for (const use of uses) {
-      const answer = DurableTurn.answerOf(recovered.calls(use.id), use, engine.registry.get(use.name))
-      if (answer !== undefined) answers.set(use.id, answer)
-    }
-    return answers
-  })
-
-/**
  * Runs one model turn for `prompt` in the session `engine` holds, and streams its SDK messages;
  * the last is its `result`.
  *
@@ -239,7 +221,10 @@ export const run = (
     // A resumed turn has no new prompt: it runs on from its last answer's tool calls, those a
     // crash finished (or cut short, not idempotent) answered from the journal.
     const pendingTools = prompt === RESUME_TOOLS ? lastToolUses(yield* Ref.get(state.messages)) : undefined
-    const answeredTools = pendingTools === undefined ? undefined : yield* recordedAnswers(engine, pendingTools)
+    const recovered = engine.options.recovered
+    const answeredTools = pendingTools === undefined || recovered === undefined
+      ? undefined
+      : yield* DurableTurn.answers(recovered, pendingTools, engine.registry.get)
     const hooks = Context.get(engine.services, Hooks)
     const where = { sessionId: current.id, cwd: engine.options.cwd, permissionMode: engine.permissions.config.mode }
     // The session's first turn: SessionStart's hooks, their context joining the prompt.
