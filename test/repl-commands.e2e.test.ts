@@ -7,7 +7,8 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, workdir } from "./support/KeelProcess.js"
+import { closeServers, workdir } from "./support/KeelProcess.js"
+import { enter, repl } from "./support/Repl.js"
 import * as Terminal from "./support/Terminal.js"
 
 const testServer = path.resolve(import.meta.dirname, "support", "mcp-test-server.mjs")
@@ -25,31 +26,6 @@ afterEach(async () => {
   Terminal.closeTerminals()
   await closeServers()
 })
-
-const PROMPT = "› "
-
-/** A REPL in a fresh project (or `dir`) against a fake API playing `script`. */
-const repl = async (
-  script: ReadonlyArray<FakeAnthropic.ScriptItem>,
-  options: { readonly env?: Record<string, string>; readonly dir?: string; readonly args?: ReadonlyArray<string> } = {}
-) => {
-  const server = await fake(script)
-  const dir = options.dir ?? workdir()
-  const home = path.join(dir, ".keel-home")
-  const term = Terminal.open({
-    cwd: dir,
-    env: { ...envFor(server), KEEL_HOME: home, ...options.env },
-    ...(options.args !== undefined ? { args: options.args } : {})
-  })
-  await term.waitFor(PROMPT)
-  return { server, term, dir, home }
-}
-
-/** Types `text` and Enter. */
-const enter = (term: Terminal.Terminal, text: string) => {
-  term.type(text)
-  term.send("Enter")
-}
 
 /** Saves the screen as `/tmp/captures/commands-<what>-<KEEL_CAPTURE>.txt` when `KEEL_CAPTURE` is set. */
 const capture = (what: string, screen: string) => {

@@ -6,33 +6,15 @@
  * /model, /clear, /resume), and `/help` as one aligned list with the REPL's own commands.
  */
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, workdir } from "./support/KeelProcess.js"
+import { closeServers, workdir } from "./support/KeelProcess.js"
+import { enter, repl } from "./support/Repl.js"
 import * as Terminal from "./support/Terminal.js"
 
 afterEach(async () => {
   Terminal.closeTerminals()
   await closeServers()
 })
-
-/** A REPL in a fresh project against a fake API playing `script`. */
-const repl = async (
-  script: ReadonlyArray<FakeAnthropic.ScriptItem>,
-  options: { readonly env?: Record<string, string>; readonly dir?: string } = {}
-) => {
-  const server = await fake(script)
-  const dir = options.dir ?? workdir()
-  const term = Terminal.open({ cwd: dir, env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home"), ...options.env } })
-  await term.waitFor("› ")
-  return { server, term }
-}
-
-/** Types `text` and Enter. */
-const enter = (term: Terminal.Terminal, text: string) => {
-  term.type(text)
-  term.send("Enter")
-}
 
 /** The status lines on `screen`, in order. */
 const statusLines = (screen: string): Array<string> => screen.split("\n").filter((l) => l.includes("context left"))

@@ -8,33 +8,14 @@ import { afterEach, assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
-import { closeServers, envFor, fake, workdir } from "./support/KeelProcess.js"
+import { closeServers, workdir } from "./support/KeelProcess.js"
+import { enter, PROMPT, repl } from "./support/Repl.js"
 import * as Terminal from "./support/Terminal.js"
 
 afterEach(async () => {
   Terminal.closeTerminals()
   await closeServers()
 })
-
-const PROMPT = "› "
-
-/** A REPL in a fresh project against a fake API playing `script`. */
-const repl = async (
-  script: ReadonlyArray<FakeAnthropic.ScriptItem>,
-  options: { readonly env?: Record<string, string>; readonly dir?: string } = {}
-) => {
-  const server = await fake(script)
-  const dir = options.dir ?? workdir()
-  const term = Terminal.open({ cwd: dir, env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home"), ...options.env } })
-  await term.waitFor(PROMPT)
-  return { server, term, dir }
-}
-
-/** Types `text` and Enter. */
-const enter = (term: Terminal.Terminal, text: string) => {
-  term.type(text)
-  term.send("Enter")
-}
 
 /** The rows of the screen from the last input line down (the live area under the output). */
 const liveArea = (screen: string): string => screen.slice(screen.lastIndexOf(PROMPT))

@@ -12,36 +12,13 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
 import { closeServers, envFor, fake, run, workdir } from "./support/KeelProcess.js"
+import { enter, repl } from "./support/Repl.js"
 import * as Terminal from "./support/Terminal.js"
 
 afterEach(async () => {
   Terminal.closeTerminals()
   await closeServers()
 })
-
-const PROMPT = "› "
-
-/** A REPL in a fresh project against a fake API playing `script`. */
-const repl = async (
-  script: ReadonlyArray<FakeAnthropic.ScriptItem>,
-  options: { readonly env?: Record<string, string>; readonly args?: ReadonlyArray<string> } = {}
-) => {
-  const server = await fake(script)
-  const dir = workdir()
-  const term = Terminal.open({
-    cwd: dir,
-    env: { ...envFor(server), KEEL_HOME: path.join(dir, ".keel-home"), ...options.env },
-    ...(options.args !== undefined ? { args: options.args } : {})
-  })
-  await term.waitFor(PROMPT)
-  return { server, term, dir }
-}
-
-/** Types `text` and Enter. */
-const enter = (term: Terminal.Terminal, text: string) => {
-  term.type(text)
-  term.send("Enter")
-}
 
 /** The tool_result blocks of request `index`'s last message. */
 const toolResults = (server: FakeAnthropic.FakeAnthropic, index: number): Array<any> =>

@@ -10,31 +10,13 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
 import { closeServers, envFor, fake, run, workdir } from "./support/KeelProcess.js"
+import { enter, repl } from "./support/Repl.js"
 import * as Terminal from "./support/Terminal.js"
 
 afterEach(async () => {
   Terminal.closeTerminals()
   await closeServers()
 })
-
-const PROMPT = "› "
-
-/** A REPL in a fresh project against a fake API playing `script`. */
-const repl = async (
-  script: ReadonlyArray<FakeAnthropic.ScriptItem>,
-  options: { readonly env?: Record<string, string>; readonly args?: ReadonlyArray<string>; readonly dir?: string } = {}
-) => {
-  const server = await fake(script)
-  const dir = options.dir ?? workdir()
-  const home = path.join(dir, ".keel-home")
-  const term = Terminal.open({
-    cwd: dir,
-    env: { ...envFor(server), KEEL_HOME: home, ...options.env },
-    ...(options.args !== undefined ? { args: options.args } : {})
-  })
-  await term.waitFor(PROMPT)
-  return { server, term, dir, home }
-}
 
 /** The last request's last message's tool_result blocks. */
 const toolResults = (server: FakeAnthropic.FakeAnthropic, index: number): Array<any> =>
@@ -55,12 +37,6 @@ const asked = (server: FakeAnthropic.FakeAnthropic): Array<string> =>
     const content = r.body.messages.at(-1).content
     return typeof content === "string" ? content : content.filter((b: any) => b.type === "text").map((b: any) => b.text).at(-1)
   })
-
-/** Types `text` and Enter. */
-const enter = (term: Terminal.Terminal, text: string) => {
-  term.type(text)
-  term.send("Enter")
-}
 
 /** Asserts that `texts` appear on `screen` in this order. */
 const inOrder = (screen: string, texts: ReadonlyArray<string>) => {
