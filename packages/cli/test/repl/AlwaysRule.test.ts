@@ -34,4 +34,28 @@ describe("AlwaysRule", () => {
     const glob = await AlwaysRule.alwaysFor("Edit", { file_path: "/p/src/[id].ts", old_string: "a", new_string: "b" }, "/p")
     assert.strictEqual(glob._tag, "ExactCall")
   })
+
+  it("what 'always' offers for an attacker's spellings: every command the call runs, each spelt as it runs, or only this exact call", async () => {
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      // A comment runs nothing: the rm after # is no command, and no rule names it.
+      ["echo hi # && rm -rf x", "Bash(echo hi)"],
+      // A newline or ; separates commands: each needs its own rule, shown to the user.
+      ["echo hi\nrm -rf x", "Bash(echo hi), Bash(rm -rf x)"],
+      ["sleep 1; rm -rf /tmp/x", "Bash(sleep 1), Bash(rm -rf /tmp/x)"],
+      // ANSI-C quoting is decoded: the rule is the word as bash passes it.
+      ["echo $'\\x72m'", "Bash(echo rm)"],
+      // A line continuation joins the words.
+      ["ls \\\n -la", "Bash(ls -la)"],
+      // A wrapper stays in the rule: `sudo rm x` is not `rm x`.
+      ["sudo rm x", "Bash(sudo rm x)"],
+      // Substitutions, heredocs, env prefixes and globs cannot be spelt as a rule.
+      ["echo `rm x`", "this exact call"],
+      ["cat <<EOF\nhi\nEOF", "this exact call"],
+      ["FOO=1 rm x", "this exact call"],
+      ["rm -rf *", "this exact call"]
+    ]
+    for (const [command, offered] of cases) {
+      assert.strictEqual(AlwaysRule.describe(await AlwaysRule.alwaysFor("Bash", { command }, "/p")), offered, command)
+    }
+  })
 })
